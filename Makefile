@@ -1,0 +1,41 @@
+# Two commands on a fresh machine: `make run` and `make test` (see README).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+QUESTION ?= Which paper proposes a benchmark for tactile manipulation, and what is it called?
+
+.PHONY: run test install install-test ingest bench eval clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
+
+$(STAMP): $(BIN)/python pyproject.toml constraints.txt
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e .
+	touch $@
+
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	touch $@
+
+install: $(STAMP)
+
+install-test: $(TEST_STAMP)
+
+ingest: install
+	$(BIN)/rag ingest
+
+run: install
+	$(BIN)/rag ingest
+	$(BIN)/rag ask --mode offline "$(QUESTION)"
+
+test: install-test
+	$(BIN)/python -m pytest -q
+
+bench: install
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) .rag

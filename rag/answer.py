@@ -1,0 +1,74 @@
+"""Answer a question: retrieve, then compose a cited answer offline or with an LLM."""
+from __future__ import annotations
+
+import time
+
+from rag.config import Settings, get_settings
+from rag.errors import ConfigError
+from rag.offline import REFUSAL, compose, cosine_scorer
+from rag.retrieve import check_query, get_retriever
+from rag.types import Answer, Citation, Hit
+
+
+def resolve_mode(settings: Settings) -> str:
+    """Return "llm" or "offline" from the settings; `auto` picks llm only when one is configured."""
+    mode = settings.answer_mode
+    if mode == "auto":
+        mode = "llm" if (settings.openai_api_key or settings.openai_base_url) else "offline"
+    return mode
+
+
+def cite(hits: list[Hit], cited: list[int]) -> list[Citation]:
+    """Turn hit indices into numbered citations; n is the hit's 1-based position in `sources`."""
+    return [
+        Citation(
+            n=i + 1,
+            doc_id=hits[i].doc_id,
+            title=hits[i].title,
+            text=hits[i].text,
+            score=hits[i].score,
+            chunk_id=hits[i].chunk_id,
+            label=hits[i].label,
+            url=hits[i].url,
+        )
+        for i in sorted(set(cited))
+        if 0 <= i < len(hits)
+    ]
+
+
+def answer(
+    question: str, *, k: int | None = None, settings: Settings | None = None, mode: str | None = None
+) -> Answer:
+    """Answer `question` from the indexed abstracts, citing every sentence."""
+    settings = settings or get_settings()
+    if mode is not None:
+        settings = settings.with_overrides(answer_mode=mode)
+    question = check_query(question)
+    started = time.perf_counter()
+    retriever = get_retriever(settings)
+    t_open = time.perf_counter()
+    retrieval = retriever.retrieve(question, k=k)
+    hits = retrieval.hits
+    t_retrieved = time.perf_counter()
+
+    chosen = resolve_mode(settings)
+    if chosen == "llm":
+        raise ConfigError("LLM answers are not implemented yet; use --mode offline (RAG_ANSWER_MODE=offline)")
+    result = compose(question, hits, embed=cosine_scorer(retriever.embedder))
+    done = time.perf_counter()
+    timings = {"open_index": (t_open - started) * 1000, **retrieval.timings_ms,
+               "compose": (done - t_retrieved) * 1000, "total": (done - started) * 1000}
+    return Answer(
+        question=question,
+        text=result.text,
+        citations=[] if result.refused else cite(hits, result.cited),
+        refused=result.refused,
+        mode="offline",
+        sources=hits,
+        raw_text=result.text,
+        timings_ms={key: round(v, 2) for key, v in timings.items()},
+        settings_hash=settings.hash(),
+    )
+
+
+__all__ = ["answer", "REFUSAL", "cite", "resolve_mode"]

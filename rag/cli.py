@@ -1,0 +1,153 @@
+"""The `rag` command line: a thin client of the Python API.
+
+Answers go to stdout, progress and errors to stderr. Only `RagError`s are turned into
+one-line messages with their exit codes; anything else is a bug and shows a traceback.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from rag.errors import RagError, UsageError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Ask grounded, cited questions about research-paper abstracts (offline by default).",
+    pretty_exceptions_enable=False,
+)
+_state = {"verbose": False}
+
+
+def _fail(err: RagError) -> None:
+    msg = f"error: {err}"
+    if err.hint:
+        msg += f" (hint: {err.hint})"
+    typer.echo(msg, err=True)
+    if _state["verbose"] and err.__cause__ is not None:
+        typer.echo(f"cause: {err.__cause__!r}", err=True)
+    raise typer.Exit(err.exit_code)
+
+
+def _settings(**overrides):
+    from rag.config import get_settings
+
+    return get_settings(**overrides)
+
+
+def _check_k(k: Optional[int]) -> None:
+    if k is not None and k < 1:
+        raise UsageError(f"-k must be at least 1, got {k}")
+
+
+def _emit_json(obj) -> None:
+    typer.echo(json.dumps(obj, ensure_ascii=False, indent=2))
+
+
+@app.callback()
+def _root(verbose: bool = typer.Option(False, "-v", "--verbose", help="Show error details.")) -> None:
+    _state["verbose"] = verbose
+
+
+@app.command()
+def ingest(
+    paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders (default: the data folder)."),
+    rebuild: bool = typer.Option(False, "--rebuild", help="Drop the index for these settings and build it anew."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Parse, clean, de-duplicate, chunk and embed abstracts into the index."""
+    try:
+        from rag.ingest import ingest as run_ingest
+        from rag.progress import progress_bar
+        from rag.render import format_report
+
+        settings = _settings()
+        with progress_bar(enabled=not quiet and sys.stderr.isatty()) as progress:
+            report = run_ingest(paths or None, settings=settings, rebuild=rebuild, progress=progress)
+    except RagError as e:
+        _fail(e)
+    if as_json:
+        _emit_json(report.to_dict())
+    else:
+        typer.echo(format_report(report), err=True, nl=False)
+
+
+@app.command()
+def ask(
+    question: str = typer.Argument(..., help="The question, in quotes."),
+    k: Optional[int] = typer.Option(None, "-k", help="Number of documents to retrieve."),
+    mode: Optional[str] = typer.Option(None, "--mode", help="offline, llm or auto."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Answer a question with citations to the abstracts."""
+    try:
+        _check_k(k)
+        from rag.answer import answer
+        from rag.render import format_answer
+
+        ans = answer(question, k=k, settings=_settings(answer_mode=mode))
+    except RagError as e:
+        _fail(e)
+    if as_json:
+        _emit_json(ans.to_dict())
+    else:
+        typer.echo(format_answer(ans), nl=False)
+
+
+@app.command()
+def search(
+    query: str = typer.Argument(..., help="What to look for."),
+    k: Optional[int] = typer.Option(None, "-k", help="Number of documents."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list of hits."),
+) -> None:
+    """Show the retrieved chunks for a query, without composing an answer."""
+    try:
+        _check_k(k)
+        from rag.render import format_hits
+        from rag.retrieve import retrieve
+
+        settings = _settings()
+        hits = retrieve(query, k=k or settings.k, settings=settings)
+    except RagError as e:
+        _fail(e)
+    if as_json:
+        _emit_json([h.to_dict() for h in hits])
+    else:
+        typer.echo(format_hits(hits), nl=False)
+
+
+@app.command()
+def sources(as_json: bool = typer.Option(False, "--json", help="Print a JSON list of documents.")) -> None:
+    """List the indexed documents with their labels and source files."""
+    try:
+        from rag.render import safe
+        from rag.store import Store
+
+        docs = Store(_settings()).documents()
+    except RagError as e:
+        _fail(e)
+    rows = [
+        {"id": d["id"], "label": d["label"], "title": d["title"], "files": d["sources"], "chunks": len(d["chunk_ids"])}
+        for d in sorted(docs.values(), key=lambda d: d["label"].lower())
+    ]
+    if as_json:
+        _emit_json(rows)
+        return
+    for r in rows:
+        files = ", ".join(Path(f).name for f in r["files"])
+        typer.echo(f"{r['id']}  {safe(r['label'])}  [{files}]")
+    typer.echo(f"{len(rows)} documents", err=True)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,214 @@
+"""Read abstracts from files, clean them and de-duplicate them into documents.
+
+Formats: `.txt` (blank-line-separated paragraphs), `.jsonl`, `.json` and `.csv` with an
+`abstract` (or `text`) field and optional `title`, `authors`, `url`, `year`, `venue`, `id`.
+Bad files and lines are reported as `Problem`s and skipped; good records are still read.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from rag.clean import clean, normalize
+from rag.errors import UsageError
+from rag.labels import make_label
+from rag.types import Document, Problem
+
+SUPPORTED = (".txt", ".jsonl", ".json", ".csv")
+MAX_FILE_BYTES = 200 * 1024 * 1024
+# Paragraphs shorter than this (in words) are headers such as "NeurIPS 2025 Papers", not abstracts.
+MIN_ABSTRACT_WORDS = 12
+_META_FIELDS = ("title", "authors", "url", "year", "venue")
+
+
+@dataclass
+class Record:
+    """One abstract as read from one place in one file."""
+
+    text: str
+    source: str
+    line: int | None = None
+    meta: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Corpus:
+    """Unique documents plus what was skipped and which files were read."""
+
+    documents: list[Document]
+    problems: list[Problem]
+    files: list[str]
+
+
+def doc_id(text: str) -> str:
+    """Stable content hash: the same abstract gets the same id wherever it comes from."""
+    key = normalize(text).casefold()
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def is_header(paragraph: str) -> bool:
+    """True for short title lines such as `NeurIPS 2025 Papers` or `NeurIPS 2025 论文列表`."""
+    words = paragraph.split()
+    cjk = len(re.findall(r"[\u3040-\u30ff\u3400-\u9fff]", paragraph))
+    return len(words) < MIN_ABSTRACT_WORDS and cjk < 40
+
+
+def _decode(path: Path, data: bytes) -> str:
+    if b"\x00" in data[:8192]:
+        raise ValueError("binary file (contains NUL bytes)")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"not valid UTF-8 (byte {e.start})") from None
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def parse_txt(text: str, source: str) -> Iterator[Record]:
+    """Yield one record per blank-line-separated paragraph that is not a header."""
+    for m in re.finditer(r"(?:[^\n]|\n(?![ \t\r]*\n))+", text):
+        para = m.group(0).strip()
+        if para and not is_header(para):
+            yield Record(text=para, source=source, line=_line_of(text, m.start()))
+
+
+def _record_from_obj(obj: object, source: str, line: int | None, problems: list[Problem]) -> Record | None:
+    if not isinstance(obj, dict):
+        problems.append(Problem(source, "expected a JSON object", line))
+        return None
+    body = obj.get("abstract") or obj.get("text")
+    if not isinstance(body, str) or not body.strip():
+        problems.append(Problem(source, "no `abstract` or `text` field", line))
+        return None
+    meta = {k: str(obj[k]).strip() for k in _META_FIELDS if obj.get(k) not in (None, "")}
+    if obj.get("id") not in (None, ""):
+        meta["external_id"] = str(obj["id"])
+    if isinstance(obj.get("authors"), list):
+        meta["authors"] = ", ".join(map(str, obj["authors"]))
+    return Record(text=body.strip(), source=source, line=line, meta=meta)
+
+
+def parse_jsonl(text: str, source: str, problems: list[Problem]) -> Iterator[Record]:
+    for i, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as e:
+            problems.append(Problem(source, f"malformed JSON ({e.msg})", i))
+            continue
+        rec = _record_from_obj(obj, source, i, problems)
+        if rec:
+            yield rec
+
+
+def parse_json(text: str, source: str, problems: list[Problem]) -> Iterator[Record]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        problems.append(Problem(source, f"malformed JSON ({e.msg})", e.lineno))
+        return
+    items = data if isinstance(data, list) else data.get("papers", data.get("documents")) if isinstance(data, dict) else None
+    if items is None and isinstance(data, dict):
+        items = [data]
+    if not isinstance(items, list):
+        problems.append(Problem(source, "expected a list of objects"))
+        return
+    for i, obj in enumerate(items, start=1):
+        rec = _record_from_obj(obj, source, None, problems)
+        if rec:
+            rec.meta.setdefault("item", str(i))
+            yield rec
+
+
+def parse_csv(text: str, source: str, problems: list[Problem]) -> Iterator[Record]:
+    try:
+        reader = csv.DictReader(io.StringIO(text))
+        fields = [f.strip().lower() for f in reader.fieldnames or []]
+        if "abstract" not in fields and "text" not in fields:
+            problems.append(Problem(source, "CSV has no `abstract` or `text` column"))
+            return
+        for row in reader:
+            obj = {(k or "").strip().lower(): v for k, v in row.items() if isinstance(v, str)}
+            rec = _record_from_obj(obj, source, reader.line_num, problems)
+            if rec:
+                yield rec
+    except csv.Error as e:
+        problems.append(Problem(source, f"malformed CSV ({e})"))
+
+
+def parse_file(path: Path, problems: list[Problem]) -> list[Record]:
+    """Read one file; on failure record a problem and return what could be read."""
+    source = str(path)
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            problems.append(Problem(source, f"file larger than {MAX_FILE_BYTES // 2**20} MiB"))
+            return []
+        text = _decode(path, path.read_bytes())
+    except (OSError, ValueError) as e:
+        problems.append(Problem(source, str(e) if isinstance(e, ValueError) else f"unreadable ({e.strerror})"))
+        return []
+    suffix = path.suffix.lower()
+    if suffix == ".txt":
+        return list(parse_txt(text, source))
+    if suffix == ".jsonl":
+        return list(parse_jsonl(text, source, problems))
+    if suffix == ".json":
+        return list(parse_json(text, source, problems))
+    return list(parse_csv(text, source, problems))
+
+
+def find_files(paths: Iterable[Path]) -> list[Path]:
+    """Expand folders into supported files (sorted); a missing path is a usage error."""
+    out: list[Path] = []
+    for p in paths:
+        if not p.exists():
+            raise UsageError(f"no such file or folder: {p}")
+        if p.is_dir():
+            out.extend(sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in SUPPORTED
+                              and not any(part.startswith(".") for part in f.relative_to(p).parts)))
+        else:
+            out.append(p)
+    return sorted(set(out), key=str)
+
+
+def read_corpus(paths: Iterable[Path]) -> Corpus:
+    """Parse every file under `paths` into unique documents, remembering all their sources."""
+    problems: list[Problem] = []
+    files = find_files(list(paths))
+    by_id: dict[str, Document] = {}
+    for path in files:
+        if path.suffix.lower() not in SUPPORTED:
+            problems.append(Problem(str(path), f"unsupported file type (use {', '.join(SUPPORTED)})"))
+            continue
+        for rec in parse_file(path, problems):
+            did = doc_id(rec.text)
+            doc = by_id.get(did)
+            if doc is None:
+                meta = rec.meta
+                doc = Document(
+                    id=did,
+                    text=normalize(rec.text),
+                    label=make_label(rec.text, meta.get("title")),
+                    title=meta.get("title"),
+                    authors=meta.get("authors"),
+                    url=meta.get("url"),
+                    year=meta.get("year"),
+                    venue=meta.get("venue"),
+                    external_id=meta.get("external_id"),
+                )
+                by_id[did] = doc
+            if rec.source not in doc.sources:
+                doc.sources.append(rec.source)
+    return Corpus(documents=list(by_id.values()), problems=problems, files=[str(f) for f in files])
+
+
+__all__ = ["Corpus", "Record", "read_corpus", "doc_id", "clean"]

@@ -1,0 +1,52 @@
+"""Domain errors: every failure a user can cause or meet, each with its exit code.
+
+The CLI turns these into one-line messages; anything else escaping is a bug.
+"""
+from __future__ import annotations
+
+
+class RagError(Exception):
+    """Base class for errors the user can act on."""
+
+    exit_code = 1
+    hint: str | None = None
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        if hint is not None:
+            self.hint = hint
+
+
+class UsageError(RagError):
+    """Bad input from the user: an empty question, k < 1, a missing path."""
+
+    exit_code = 2
+
+
+class ProviderError(RagError):
+    """The LLM or embedding provider failed after its retries."""
+
+    exit_code = 3
+
+
+class IndexError_(RagError):
+    """The index is missing, corrupt, or built with other settings."""
+
+    exit_code = 4
+    hint = "run `rag ingest --rebuild`"
+
+
+class ConfigError(RagError):
+    """The configuration file or an environment variable is invalid."""
+
+    exit_code = 5
+
+
+class BusyError(RagError):
+    """Another ingest holds the index lock."""
+
+    exit_code = 6
+
+
+# Public, readable alias; the trailing underscore avoids shadowing the builtin inside this module.
+RagIndexError = IndexError_

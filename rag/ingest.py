@@ -1,0 +1,150 @@
+"""Ingest: read the corpus, embed what is new, drop what disappeared, rebuild the lexical index.
+
+Safe to interrupt and re-run: chunk ids are deterministic (doc hash + chunk number), only
+chunks missing from the store are embedded, and the lexical index is rebuilt from the
+store's contents at the end, so a re-run always converges to one copy of every document.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from rag.chunk import chunk_document, make_splitter
+from rag.clean import clean
+from rag.config import Settings, get_settings
+from rag.corpus import read_corpus
+from rag.embed import get_embedder
+from rag.errors import BusyError
+from rag.store import Store, index_root, lexical_dir
+from rag.types import Chunk, IngestReport
+from rag import lexical
+
+# Progress callback: (stage, done, total).
+Progress = Callable[[str, int, int], None]
+EMBED_BATCH = 8
+
+
+@contextmanager
+def ingest_lock(settings: Settings, *, wait: bool = True) -> Iterator[None]:
+    """Hold an exclusive lock on the index folder for one ingest at a time."""
+    root = index_root(settings)
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / "ingest.lock", "w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if not wait:
+                raise BusyError(f"another `rag ingest` is running on {root}") from None
+            fcntl.flock(fh, fcntl.LOCK_EX)
+        fh.write(str(os.getpid()))
+        fh.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _under(path: str, roots: Sequence[Path]) -> bool:
+    p = Path(path)
+    return any(p == r or r in p.parents for r in roots)
+
+
+def rebuild_lexical(store: Store, settings: Settings) -> int:
+    """Rebuild the BM25 index from every chunk in the store; return the chunk count."""
+    ids, texts = [], []
+    for cid, text, meta in store.scan(include=("documents", "metadatas")):
+        ids.append(cid)
+        texts.append(((meta.get("title") or "") + " " + (text or "")).strip())
+    lexical.build(ids, texts, lexical_dir(settings))
+    return len(ids)
+
+
+def ingest(
+    paths: Sequence[str | Path] | None = None,
+    *,
+    settings: Settings | None = None,
+    rebuild: bool = False,
+    progress: Progress | None = None,
+    wait: bool = True,
+) -> IngestReport:
+    """Bring the index in line with the files under `paths` (default: the data folder)."""
+    settings = settings or get_settings()
+    started = time.perf_counter()
+    roots = [Path(p).expanduser().resolve() for p in (paths or [settings.data_dir])]
+    report = IngestReport()
+    progress = progress or (lambda stage, done, total: None)
+
+    with ingest_lock(settings, wait=wait):
+        progress("parse", 0, 1)
+        corpus = read_corpus(roots)
+        report.skipped = corpus.problems
+        progress("parse", 1, 1)
+
+        store = Store(settings, create=True)
+        if rebuild:
+            store.drop()
+            store = Store(settings, create=True)
+        stored = store.documents()
+
+        # Sources: a stored file under the scanned roots that produced nothing now, or any
+        # stored file that no longer exists, is gone; files outside the roots are kept.
+        wanted = {d.id: d for d in corpus.documents}
+        for did, doc in wanted.items():
+            old = stored.get(did, {}).get("sources", [])
+            keep = [s for s in old if not _under(s, roots) and Path(s).exists()]
+            doc.sources = sorted(set(keep) | set(doc.sources))
+
+        embedder = get_embedder(settings)
+        splitter = make_splitter(settings, embedder.count_tokens)
+        to_embed: list[Chunk] = []
+        for did, doc in wanted.items():
+            chunks = chunk_document(doc, splitter)
+            entry = stored.get(did)
+            if entry is None:
+                report.added += 1
+                to_embed.extend(chunks)
+                continue
+            missing = [c for c in chunks if c.id not in set(entry["chunk_ids"])]
+            if missing:  # an interrupted earlier run wrote only part of this document
+                to_embed.extend(missing)
+                report.added += 1
+            elif sorted(entry["sources"]) != doc.sources:
+                store.update_sources(did, doc.sources)
+                report.updated += 1
+            else:
+                report.unchanged += 1
+
+        total = len(to_embed)
+        progress("embed", 0, total)
+        for i in range(0, total, EMBED_BATCH):
+            batch = to_embed[i : i + EMBED_BATCH]
+            vectors = embedder.embed_passages([clean(c.text) for c in batch])
+            store.add(wanted, batch, vectors)
+            report.chunks_embedded += len(batch)
+            report.tokens_embedded += sum(embedder.count_tokens(clean(c.text)) for c in batch)
+            progress("embed", min(i + EMBED_BATCH, total), total)
+
+        gone = []
+        for did, entry in stored.items():
+            if did in wanted:
+                continue
+            left = [s for s in entry["sources"] if not _under(s, roots) and Path(s).exists()]
+            if left:
+                if left != entry["sources"]:
+                    store.update_sources(did, left)
+                    report.updated += 1
+            else:
+                gone.append(did)
+        store.delete_docs(gone)
+        report.removed = len(gone)
+
+        progress("lexical", 0, 1)
+        rebuild_lexical(store, settings)
+        progress("lexical", 1, 1)
+        report.documents = len(store.documents())
+    report.seconds = time.perf_counter() - started
+    return report

@@ -1,0 +1,118 @@
+"""The lexical half of hybrid retrieval: BM25 (bm25s) over cleaned, stemmed chunk text.
+
+Built from the vector store's own contents at the end of every ingest and saved atomically,
+so the lexical and vector indexes always describe the same chunks.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+from rag.clean import clean
+from rag.errors import IndexError_
+
+_WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+IDS_FILE = "chunk_ids.json"
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=1)
+def _stopwords() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-case, split, drop English stopwords, stem; CJK runs become character bigrams."""
+    out: list[str] = []
+    stop = _stopwords()
+    for tok in _WORD.findall(clean(text).lower()):
+        if _CJK.match(tok):
+            out.extend(tok[i : i + 2] for i in range(max(1, len(tok) - 1)))
+        elif tok not in stop:
+            out.extend(p for p in tok.replace("'", "-").split("-")
+                       if p and p not in stop and (len(p) > 1 or p.isdigit()))
+            if "-" in tok:
+                out.append(tok.replace("-", ""))  # "T2I-R1" also matches "t2ir1"
+    words = [t for t in out if not _CJK.match(t)]
+    stems = iter(_stemmer().stemWords(words))
+    return [t if _CJK.match(t) else next(stems) for t in out]
+
+
+class LexicalIndex:
+    """A loaded BM25 index and the chunk ids its rows stand for."""
+
+    def __init__(self, bm25, chunk_ids: list[str]) -> None:
+        self._bm25 = bm25
+        self.chunk_ids = chunk_ids
+
+    def search(self, query: str, n: int) -> list[tuple[str, float]]:
+        """Return up to n (chunk_id, score) pairs with a positive score, best first."""
+        if not self.chunk_ids or n < 1:
+            return []
+        tokens = tokenize(query)
+        if not tokens:
+            return []
+        k = min(n, len(self.chunk_ids))
+        docs, scores = self._bm25.retrieve([tokens], k=k, show_progress=False, n_threads=1)
+        # BM25 pads with zero-score rows when no term matches (every Chinese question):
+        # those are not evidence and must not take part in fusion.
+        return [(self.chunk_ids[int(i)], float(s)) for i, s in zip(docs[0], scores[0]) if s > 0]
+
+
+def build(chunk_ids: Sequence[str], texts: Sequence[str], folder: Path) -> None:
+    """Build BM25 over texts and replace the index in `folder` atomically."""
+    import bm25s
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".lexical-", dir=folder.parent))
+    try:
+        if chunk_ids:
+            bm25 = bm25s.BM25()
+            corpus = [tokenize(t) or ["\u2205"] for t in texts]
+            bm25.index(corpus, show_progress=False)
+            bm25.save(str(tmp))
+        (tmp / IDS_FILE).write_text(json.dumps(list(chunk_ids)), encoding="utf-8")
+        old = folder.with_name(folder.name + ".old")
+        if folder.exists():
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(folder, old)
+        os.replace(tmp, folder)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load(folder: Path) -> LexicalIndex:
+    """Load the index saved by `build`; a missing or broken one is an index error."""
+    ids_file = folder / IDS_FILE
+    if not ids_file.is_file():
+        old = folder.with_name(folder.name + ".old")
+        if (old / IDS_FILE).is_file():  # a crash between the two renames of `build`
+            folder = old
+            ids_file = old / IDS_FILE
+        else:
+            raise IndexError_(f"the lexical index is missing in {folder}", hint="run `rag ingest`")
+    try:
+        chunk_ids = json.loads(ids_file.read_text(encoding="utf-8"))
+        if not chunk_ids:
+            return LexicalIndex(None, [])
+        import bm25s
+
+        return LexicalIndex(bm25s.BM25.load(str(folder)), chunk_ids)
+    except (OSError, ValueError, KeyError) as e:
+        raise IndexError_(f"the lexical index in {folder} is unreadable ({e})") from None
