@@ -144,6 +144,15 @@ def sources(as_json: bool = typer.Option(False, "--json", help="Print a JSON lis
     typer.echo(f"{len(rows)} documents", err=True)
 
 
+def _register_extensions() -> None:
+    from rag import eval_cli
+
+    eval_cli.register(app)
+
+
+_register_extensions()
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

