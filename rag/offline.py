@@ -24,12 +24,13 @@ _QUESTION_WORDS = set(tokenize(
     "paper papers abstract abstracts study studies work works propose proposes proposed introduce "
     "introduces present presents describe describes method methods approach approaches "
     "tell me about explain mention mentions report reports any there according corpus "
-    "main key idea contribution contributions"
+    "main key idea contribution contributions many much need needs kind type types called name named "
+    "give list show find"
 ))
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 # Calibrated on the eval question set (see eval/ and README "Offline answers").
-MIN_COVERAGE = 0.6  # share of the question's (IDF-weighted) terms the evidence must contain
+MIN_COVERAGE = 0.5  # share of the question's (IDF-weighted) terms the evidence must contain
 MIN_DENSE_CROSSLINGUAL = 0.80  # cosine the best chunk needs when words cannot be matched
 MAX_SENTENCES = 3
 RELATIVE_KEEP = 0.75  # a further sentence must score this share of the best one
@@ -63,8 +64,17 @@ def _candidates(hits: list[Hit]) -> list[Candidate]:
     return out
 
 
+def _matches(term: str, terms: set[str]) -> bool:
+    """True when the stemmed term, or a word sharing its stem prefix (sampl/sampler), occurs."""
+    if term in terms:
+        return True
+    if len(term) < 4:
+        return False
+    return any(len(t) >= 4 and (t.startswith(term) or term.startswith(t)) for t in terms)
+
+
 def _idf(term: str, pool: list[Candidate]) -> float:
-    df = sum(1 for c in pool if term in c.terms)
+    df = sum(1 for c in pool if _matches(term, c.terms))
     return math.log(1 + (len(pool) + 1) / (df + 0.5))
 
 
@@ -101,13 +111,13 @@ def compose(question: str, hits: list[Hit], *, embed=None) -> OfflineResult:
     weights = {t: _idf(t, pool) for t in q_terms}
     total = sum(weights.values())
     for c in pool:
-        covered = sum(w for t, w in weights.items() if t in c.terms)
+        covered = sum(w for t, w in weights.items() if _matches(t, c.terms))
         c.score = covered / total - 0.03 * c.hit_index
     # The evidence must cover the question's terms within one document.
     best_doc_cov = 0.0
     for i in range(len(hits)):
         terms = set().union(*(c.terms for c in pool if c.hit_index == i)) if any(c.hit_index == i for c in pool) else set()
-        best_doc_cov = max(best_doc_cov, sum(w for t, w in weights.items() if t in terms) / total)
+        best_doc_cov = max(best_doc_cov, sum(w for t, w in weights.items() if _matches(t, terms)) / total)
     if best_doc_cov < MIN_COVERAGE:
         return OfflineResult(REFUSAL, [], True, best_doc_cov)
     chosen = _choose(pool, q_terms=q_terms)
@@ -120,15 +130,15 @@ def _choose(pool: list[Candidate], *, q_terms: list[str]) -> list[Candidate]:
     ranked = sorted(pool, key=lambda c: (-c.score, c.hit_index, c.start))
     best = ranked[0]
     chosen = [best]
-    covered = set(q_terms) & best.terms
+    covered = {t for t in q_terms if _matches(t, best.terms)}
     for c in ranked[1:]:
         if len(chosen) == MAX_SENTENCES or c.score < RELATIVE_KEEP * best.score:
             break
-        adds = (set(q_terms) & c.terms) - covered
-        if q_terms and not adds and c.hit_index in {x.hit_index for x in chosen}:
+        found = {t for t in q_terms if _matches(t, c.terms)}
+        if q_terms and not (found - covered) and c.hit_index in {x.hit_index for x in chosen}:
             continue  # same document, nothing new
         chosen.append(c)
-        covered |= set(q_terms) & c.terms
+        covered |= found
     # Read in source order: by document rank, then position in the abstract.
     return sorted(chosen, key=lambda c: (c.hit_index, c.start))
 

