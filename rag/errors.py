@@ -29,6 +29,20 @@ class ProviderError(RagError):
     exit_code = 3
 
 
+class ProviderTimeoutError(ProviderError):
+    """The LLM provider did not answer within the timeout, on every try."""
+
+
+class ProviderRateLimitError(ProviderError):
+    """The LLM provider kept answering 429 (rate limited or out of quota)."""
+
+
+class ProviderAuthError(ProviderError):
+    """The LLM provider rejected the API key (401/403)."""
+
+    hint = "check OPENAI_API_KEY"
+
+
 class IndexError_(RagError):
     """The index is missing, corrupt, or built with other settings."""
 
@@ -40,6 +54,10 @@ class ConfigError(RagError):
     """The configuration file or an environment variable is invalid."""
 
     exit_code = 5
+
+
+class PromptError(ConfigError):
+    """A prompt template in prompts/ is missing, unreadable or uses wrong placeholders."""
 
 
 class BusyError(RagError):

@@ -1,0 +1,116 @@
+"""Citation markers are parsed in every common shape and checked against the given sources."""
+import pytest
+
+from rag.citations import check_citations, is_refusal, parse_marker
+from rag.offline import REFUSAL
+
+
+@pytest.mark.parametrize(
+    "text, cited",
+    [
+        ("Alpha is a method [1].", [1]),
+        ("Alpha is a method [1, 2].", [1, 2]),
+        ("Alpha is a method [1][3].", [1, 3]),
+        ("Alpha is a method [1-2].", [1, 2]),
+        ("Alpha is a method [1\u20133].", [1, 2, 3]),
+        ("Alpha is a method [ 2 ; 1 ].", [2, 1]),
+        ("Alpha is a method [3]. Beta is another [1].", [3, 1]),
+    ],
+)
+def test_valid_marker_shapes_are_kept_and_cited(text, cited):
+    check = check_citations(text, 3)
+    assert check.ok
+    assert check.text == text
+    assert check.cited == cited
+    assert not check.refused
+
+
+def test_invented_marker_is_removed_and_recorded():
+    check = check_citations("Alpha is a method [7]. Beta is fast [2].", 3)
+    assert check.text == "Alpha is a method. Beta is fast [2]."
+    assert check.cited == [2]
+    assert check.invalid == [("[7]", ["7"])]
+    # The sentence that lost its only marker is now uncited, too.
+    assert check.uncited == ["Alpha is a method."]
+    problems = check.problems()
+    assert "citation [7] names source 7, which was not given (only sources 1 to 3 exist)" in problems
+    assert any("Alpha is a method." in p for p in problems)
+
+
+def test_mixed_marker_keeps_only_given_sources():
+    check = check_citations("Alpha is a method [1, 4][2].", 3)
+    assert check.text == "Alpha is a method [1][2]."
+    assert check.cited == [1, 2]
+    assert check.invalid == [("[1, 4]", ["4"])]
+    assert check.uncited == []
+
+
+def test_range_past_the_sources_is_clipped_without_expanding_it():
+    valid, invalid = parse_marker("2-999999", 3)
+    assert valid == [2, 3]
+    assert invalid == ["2-999999"]
+    assert parse_marker("0", 3) == ([], ["0"])
+    assert parse_marker("3-1", 3) == ([1, 2, 3], [])
+
+
+def test_uncited_sentences_are_flagged():
+    check = check_citations("Alpha is a method [1]. It is also fast. Beta exists [2].", 2)
+    assert check.uncited == ["It is also fast."]
+    assert not check.ok
+    assert check.problems() == ['this sentence has no [n] citation: "It is also fast."']
+
+
+def test_marker_after_the_full_stop_belongs_to_the_sentence_before():
+    check = check_citations("Alpha is a method. [1] Beta is fast. [2]", 2)
+    assert check.uncited == []
+    assert check.cited == [1, 2]
+
+
+def test_each_line_of_a_list_needs_a_citation():
+    check = check_citations("- Alpha uses trees [1]\n- Beta uses graphs", 2)
+    assert check.uncited == ["- Beta uses graphs"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        REFUSAL,
+        f"  {REFUSAL}  ",
+        REFUSAL.replace("'", "\u2019"),
+        f'"{REFUSAL}"',
+        REFUSAL.rstrip("."),
+        f"{REFUSAL} [2]",
+        REFUSAL.upper(),
+    ],
+)
+def test_refusal_sentence_means_refused_with_no_citations(text):
+    check = check_citations(text, 3)
+    assert check.refused
+    assert check.text == REFUSAL
+    assert check.cited == []
+    assert is_refusal(text)
+
+
+def test_refusal_with_an_invented_marker_still_records_it():
+    check = check_citations(f"{REFUSAL} [9]", 3)
+    assert check.refused and check.invalid == [("[9]", ["9"])]
+
+
+def test_refusal_inside_a_longer_answer_is_not_a_refusal():
+    text = f"Alpha is a method [1]. {REFUSAL}"
+    check = check_citations(text, 2)
+    assert not check.refused
+    assert check.cited == [1]
+    assert check.uncited == []  # the refusal sentence itself needs no citation
+
+
+def test_empty_answer_is_a_problem():
+    check = check_citations("   ", 2)
+    assert check.empty and not check.ok
+    assert check.problems() == ["the answer was empty"]
+
+
+def test_no_sources_means_every_marker_is_invalid():
+    check = check_citations("Alpha [1].", 0)
+    assert check.cited == [] and check.text == "Alpha."
+    assert "no sources were given" in check.problems()[0]
