@@ -53,6 +53,11 @@ def _under(path: str, roots: Sequence[Path]) -> bool:
     return any(p == r or r in p.parents for r in roots)
 
 
+def _completed(stored: dict, n_chunks: dict[str, int]) -> int:
+    """Documents counted as added that were already stored (half-written by a crashed run)."""
+    return sum(1 for did in n_chunks if did in stored)
+
+
 def rebuild_lexical(store: Store, settings: Settings) -> int:
     """Rebuild the BM25 index from every chunk in the store; return the chunk count."""
     ids, texts = [], []
@@ -98,32 +103,33 @@ def ingest(
             keep = [s for s in old if not _under(s, roots) and Path(s).exists()]
             doc.sources = sorted(set(keep) | set(doc.sources))
 
-        embedder = get_embedder(settings)
-        splitter = make_splitter(settings, embedder.count_tokens)
         to_embed: list[Chunk] = []
+        n_chunks: dict[str, int] = {}
+        splitter = None
         for did, doc in wanted.items():
-            chunks = chunk_document(doc, splitter)
             entry = stored.get(did)
-            if entry is None:
-                report.added += 1
-                to_embed.extend(chunks)
+            if entry is not None and entry["n_chunks"] == len(set(entry["chunk_ids"])):
+                if sorted(entry["sources"]) != doc.sources:
+                    store.update_sources(did, doc.sources)
+                    report.updated += 1
+                else:
+                    report.unchanged += 1
                 continue
-            missing = [c for c in chunks if c.id not in set(entry["chunk_ids"])]
-            if missing:  # an interrupted earlier run wrote only part of this document
-                to_embed.extend(missing)
-                report.added += 1
-            elif sorted(entry["sources"]) != doc.sources:
-                store.update_sources(did, doc.sources)
-                report.updated += 1
-            else:
-                report.unchanged += 1
+            if splitter is None:  # only new or half-written documents need the splitter
+                splitter = make_splitter(settings, get_embedder(settings).count_tokens)
+            chunks = chunk_document(doc, splitter)
+            n_chunks[did] = len(chunks)
+            have = set(entry["chunk_ids"]) if entry else set()
+            to_embed.extend(c for c in chunks if c.id not in have)
+            report.added += 1  # new, or completing what an interrupted run left
 
         total = len(to_embed)
         progress("embed", 0, total)
+        embedder = get_embedder(settings) if total else None
         for i in range(0, total, EMBED_BATCH):
             batch = to_embed[i : i + EMBED_BATCH]
             vectors = embedder.embed_passages([clean(c.text) for c in batch])
-            store.add(wanted, batch, vectors)
+            store.add(wanted, batch, vectors, n_chunks)
             report.chunks_embedded += len(batch)
             report.tokens_embedded += sum(embedder.count_tokens(clean(c.text)) for c in batch)
             progress("embed", min(i + EMBED_BATCH, total), total)
@@ -143,8 +149,9 @@ def ingest(
         report.removed = len(gone)
 
         progress("lexical", 0, 1)
-        rebuild_lexical(store, settings)
+        if report.added or report.removed or lexical.stored_count(lexical_dir(settings)) != store.count():
+            rebuild_lexical(store, settings)
         progress("lexical", 1, 1)
-        report.documents = len(store.documents())
+        report.documents = len(stored) + report.added - report.removed - _completed(stored, n_chunks)
     report.seconds = time.perf_counter() - started
     return report

@@ -97,6 +97,14 @@ def build(chunk_ids: Sequence[str], texts: Sequence[str], folder: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def stored_count(folder: Path) -> int:
+    """Number of chunks in the saved index, or -1 when there is none."""
+    try:
+        return len(json.loads((folder / IDS_FILE).read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return -1
+
+
 def load(folder: Path) -> LexicalIndex:
     """Load the index saved by `build`; a missing or broken one is an index error."""
     ids_file = folder / IDS_FILE

@@ -48,8 +48,9 @@ def _client(settings: Settings, *, create: bool):
     return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
 
 
-def _meta_for(doc: Document, chunk: Chunk) -> dict[str, Any]:
+def _meta_for(doc: Document, chunk: Chunk, n_chunks: int) -> dict[str, Any]:
     meta: dict[str, Any] = {
+        "n_chunks": n_chunks,
         "doc_id": doc.id,
         "label": doc.label,
         "title": doc.title or "",
@@ -88,8 +89,14 @@ class Store:
                                   hint=hint) from None
 
     # -- writing -----------------------------------------------------------------------------
-    def add(self, docs: dict[str, Document], chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
-        """Write chunks with their vectors through llama-index's Chroma vector store."""
+    def add(
+        self, docs: dict[str, Document], chunks: Sequence[Chunk], vectors: np.ndarray, n_chunks: dict[str, int]
+    ) -> None:
+        """Write chunks with their vectors through llama-index's Chroma vector store.
+
+        `n_chunks` gives each document's chunk count, stored so a later ingest can tell a
+        complete document from one an interrupted run left half-written without re-chunking.
+        """
         from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
         from llama_index.vector_stores.chroma import ChromaVectorStore
 
@@ -99,7 +106,7 @@ class Store:
                 id_=chunk.id,
                 text=chunk.text,
                 embedding=[float(x) for x in vec],
-                metadata=_meta_for(docs[chunk.doc_id], chunk),
+                metadata=_meta_for(docs[chunk.doc_id], chunk, n_chunks[chunk.doc_id]),
                 start_char_idx=chunk.start,
                 end_char_idx=chunk.end,
             )
@@ -139,8 +146,10 @@ class Store:
         total = self.count()
         for offset in range(0, total, _BATCH):
             page = self.collection.get(include=list(include), limit=_BATCH, offset=offset)
-            docs = page.get("documents") or [None] * len(page["ids"])
-            for cid, text, meta in zip(page["ids"], docs, page["metadatas"]):
+            n = len(page["ids"])
+            docs = page.get("documents") or [None] * n
+            metas = page.get("metadatas") or [None] * n
+            for cid, text, meta in zip(page["ids"], docs, metas):
                 yield cid, text, meta or {}
 
     def documents(self) -> dict[str, dict[str, Any]]:
@@ -149,7 +158,8 @@ class Store:
         for cid, _, meta in self.scan():
             did = meta.get("doc_id", cid.split(":")[0])
             entry = out.setdefault(did, {"id": did, "label": meta.get("label", ""), "title": meta.get("title") or None,
-                                         "sources": json.loads(meta.get("sources", "[]")), "chunk_ids": []})
+                                         "sources": json.loads(meta.get("sources", "[]")), "chunk_ids": [],
+                                         "n_chunks": int(meta.get("n_chunks", 0))})
             entry["chunk_ids"].append(cid)
         return out
 

@@ -112,9 +112,9 @@ def test_interrupted_ingest_is_completed_by_the_next_run(small, monkeypatch):
     calls = {"n": 0}
     real_add = Store.add
 
-    def crash_after_first_batch(self, docs, chunks, vectors):
+    def crash_after_first_batch(self, docs, chunks, vectors, n_chunks):
         calls["n"] += 1
-        real_add(self, docs, chunks[:1], vectors[:1])  # half of the batch reaches Chroma
+        real_add(self, docs, chunks[:1], vectors[:1], n_chunks)  # half of the batch reaches Chroma
         raise KeyboardInterrupt
 
     monkeypatch.setattr(Store, "add", crash_after_first_batch)
@@ -122,7 +122,9 @@ def test_interrupted_ingest_is_completed_by_the_next_run(small, monkeypatch):
         ingest(settings=settings)
     monkeypatch.setattr(Store, "add", real_add)
     report = ingest(settings=settings)
+    assert calls["n"] == 1
     assert report.chunks_embedded == 2  # only what the crash left out
+    assert report.documents == 3
     store, docs, chunk_ids = _store_state(settings)
     assert len(docs) == 3 and store.count() == 3 == len(set(chunk_ids))
 
