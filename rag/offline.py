@@ -27,6 +27,7 @@ _QUESTION_WORDS = set(tokenize(
     "main key idea contribution contributions many much need needs kind type types called name named "
     "give list show find"
 ))
+_ASKS_FOR_PEOPLE = re.compile(r"\bwho(?:m|se)?\b|作者|谁", re.I)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 # Calibrated on the eval question set (see eval/ and README "Offline answers").
@@ -96,6 +97,9 @@ def compose(question: str, hits: list[Hit], *, embed=None) -> OfflineResult:
 
     q_terms = [t for t in dict.fromkeys(tokenize(question)) if t not in _QUESTION_WORDS]
     q_terms = [t for t in q_terms if not _CJK.match(t)]
+    if _ASKS_FOR_PEOPLE.search(question):
+        # "Who ...?" asks for people; abstracts rarely name them, so the evidence must.
+        q_terms.append(tokenize("author")[0])
     crosslingual = is_crosslingual(question) or not q_terms
 
     if crosslingual:
