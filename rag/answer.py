@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Callable
 
 from rag.config import Settings, get_settings
-from rag.errors import ConfigError
 from rag.offline import REFUSAL, compose, cosine_scorer
 from rag.retrieve import check_query, get_retriever
 from rag.types import Answer, Citation, Hit
+
+if TYPE_CHECKING:
+    from rag.llm import ChatClient
 
 
 def resolve_mode(settings: Settings) -> str:
@@ -37,9 +40,19 @@ def cite(hits: list[Hit], cited: list[int]) -> list[Citation]:
 
 
 def answer(
-    question: str, *, k: int | None = None, settings: Settings | None = None, mode: str | None = None
+    question: str,
+    *,
+    k: int | None = None,
+    settings: Settings | None = None,
+    mode: str | None = None,
+    llm: "ChatClient | None" = None,
+    on_token: Callable[[str], None] | None = None,
 ) -> Answer:
-    """Answer `question` from the indexed abstracts, citing every sentence."""
+    """Answer `question` from the indexed abstracts, citing every sentence.
+
+    In LLM mode, `llm` replaces the OpenAI-compatible client (tests pass fakes) and
+    `on_token` receives the first reply as it streams.
+    """
     settings = settings or get_settings()
     if mode is not None:
         settings = settings.with_overrides(answer_mode=mode)
@@ -53,7 +66,9 @@ def answer(
 
     chosen = resolve_mode(settings)
     if chosen == "llm":
-        raise ConfigError("LLM answers are not implemented yet; use --mode offline (RAG_ANSWER_MODE=offline)")
+        return _answer_llm(question, hits, settings, llm=llm, on_token=on_token,
+                           timings={"open_index": (t_open - started) * 1000, **retrieval.timings_ms},
+                           started=started)
     result = compose(question, hits, embed=cosine_scorer(retriever.embedder))
     done = time.perf_counter()
     timings = {"open_index": (t_open - started) * 1000, **retrieval.timings_ms,
@@ -68,6 +83,41 @@ def answer(
         raw_text=result.text,
         timings_ms={key: round(v, 2) for key, v in timings.items()},
         settings_hash=settings.hash(),
+    )
+
+
+def _answer_llm(
+    question: str,
+    hits: list[Hit],
+    settings: Settings,
+    *,
+    llm: "ChatClient | None",
+    on_token: Callable[[str], None] | None,
+    timings: dict[str, float],
+    started: float,
+) -> Answer:
+    """Compose the answer with an LLM and check its citations (see rag.llm)."""
+    from rag.llm import OpenAIChatClient, answer_hash, generate
+    from rag.prompt import load_prompts
+
+    prompts = load_prompts()
+    client = llm if llm is not None else OpenAIChatClient(settings)
+    result = generate(question, hits, client=client, prompts=prompts, on_token=on_token)
+    timings = {**timings, **result.timings_ms, "total": (time.perf_counter() - started) * 1000}
+    return Answer(
+        question=question,
+        text=result.text,
+        citations=cite(hits, result.cited),
+        refused=result.refused,
+        mode="llm",
+        sources=hits,
+        raw_text=result.raw_text,
+        warnings=result.warnings,
+        timings_ms={key: round(v, 2) for key, v in timings.items()},
+        settings_hash=answer_hash(settings, prompts),
+        model=result.model,
+        usage=result.usage,
+        repair=result.repair,
     )
 
 

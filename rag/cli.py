@@ -82,21 +82,60 @@ def ask(
     question: str = typer.Argument(..., help="The question, in quotes."),
     k: Optional[int] = typer.Option(None, "-k", help="Number of documents to retrieve."),
     mode: Optional[str] = typer.Option(None, "--mode", help="offline, llm or auto."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    model: Optional[str] = typer.Option(None, "--model", help="LLM model name (RAG_LLM_MODEL)."),
+    base_url: Optional[str] = typer.Option(
+        None, "--base-url", help="OpenAI-compatible server URL (OPENAI_BASE_URL)."
+    ),
+    stream: Optional[bool] = typer.Option(
+        None, "--stream/--no-stream", help="Stream LLM tokens (default: when stdout is a terminal)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (never streamed)."),
 ) -> None:
     """Answer a question with citations to the abstracts."""
+    from rag.render import safe
+
+    streamed: list[str] = []
+
+    def show(token: str) -> None:
+        streamed.append(token)
+        sys.stdout.write(safe(token))
+        sys.stdout.flush()
+
+    live = not as_json and (stream if stream is not None else sys.stdout.isatty())
     try:
         _check_k(k)
         from rag.answer import answer
-        from rag.render import format_answer
 
-        ans = answer(question, k=k, settings=_settings(answer_mode=mode))
+        settings = _settings(answer_mode=mode, llm_model=model, openai_base_url=base_url)
+        ans = answer(question, k=k, settings=settings, on_token=show if live else None)
     except RagError as e:
+        if streamed:
+            typer.echo("")
         _fail(e)
     if as_json:
         _emit_json(ans.to_dict())
-    else:
+        return
+    _print_answer(ans, "".join(streamed))
+
+
+def _print_answer(ans, streamed: str) -> None:
+    """Print the answer; after a stream, print only what the citation check added or changed."""
+    import dataclasses
+
+    from rag.render import format_answer
+
+    if not streamed:
         typer.echo(format_answer(ans), nl=False)
+    elif streamed.strip() == ans.text.strip():
+        typer.echo("\n")
+        typer.echo(format_answer(dataclasses.replace(ans, text="")).lstrip("\n"), nl=False)
+    else:
+        typer.echo("\n\n(citations checked; the answer as corrected:)")
+        typer.echo(format_answer(ans), nl=False)
+    if ans.mode == "llm":
+        tokens = ans.usage.get("total_tokens")
+        cost = f", {tokens} tokens" if tokens is not None else ""
+        typer.echo(f"(llm: {ans.model}{cost}, {ans.timings_ms.get('total', 0) / 1000:.1f}s)", err=True)
 
 
 @app.command()

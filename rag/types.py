@@ -91,6 +91,8 @@ class Answer:
     settings_hash: str = ""
     model: str | None = None
     usage: dict[str, int] = field(default_factory=dict)
+    # LLM mode: why a citation-repair call was made, the first reply, and whether it fixed them.
+    repair: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape used by `rag ask --json`: `answer` is the answer text."""
@@ -107,6 +109,7 @@ class Answer:
             "settings_hash": self.settings_hash,
             "model": self.model,
             "usage": self.usage,
+            "repair": self.repair,
         }
 
 
