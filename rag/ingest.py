@@ -7,6 +7,7 @@ store's contents at the end, so a re-run always converges to one copy of every d
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import time
 from contextlib import contextmanager
@@ -110,7 +111,7 @@ def ingest(
             entry = stored.get(did)
             if entry is not None and entry["n_chunks"] == len(set(entry["chunk_ids"])):
                 if sorted(entry["sources"]) != doc.sources:
-                    store.update_sources(did, doc.sources)
+                    store.update_metadata(did, {"sources": json.dumps(doc.sources)})
                     report.updated += 1
                 else:
                     report.unchanged += 1
@@ -118,9 +119,14 @@ def ingest(
             if splitter is None:  # only new or half-written documents need the splitter
                 splitter = make_splitter(settings, get_embedder(settings).count_tokens)
             chunks = chunk_document(doc, splitter)
-            n_chunks[did] = len(chunks)
             have = set(entry["chunk_ids"]) if entry else set()
-            to_embed.extend(c for c in chunks if c.id not in have)
+            missing = [c for c in chunks if c.id not in have]
+            if entry is not None and not missing:  # complete, only its chunk count was unknown
+                store.update_metadata(did, {"n_chunks": len(chunks), "sources": json.dumps(doc.sources)})
+                report.unchanged += 1
+                continue
+            n_chunks[did] = len(chunks)
+            to_embed.extend(missing)
             report.added += 1  # new, or completing what an interrupted run left
 
         total = len(to_embed)
@@ -141,7 +147,7 @@ def ingest(
             left = [s for s in entry["sources"] if not _under(s, roots) and Path(s).exists()]
             if left:
                 if left != entry["sources"]:
-                    store.update_sources(did, left)
+                    store.update_metadata(did, {"sources": json.dumps(left)})
                     report.updated += 1
             else:
                 gone.append(did)

@@ -34,7 +34,8 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 MIN_COVERAGE = 0.5  # share of the question's (IDF-weighted) terms the evidence must contain
 MIN_DENSE_CROSSLINGUAL = 0.80  # cosine the best chunk needs when words cannot be matched
 MAX_SENTENCES = 3
-RELATIVE_KEEP = 0.75  # a further sentence must score this share of the best one
+RELATIVE_KEEP = 0.75  # a sentence from another document must score this share of the best one
+MIN_GAIN = 0.15  # a further sentence must cover this share of the question's weight left uncovered
 
 
 @dataclass
@@ -97,6 +98,9 @@ def compose(question: str, hits: list[Hit], *, embed=None) -> OfflineResult:
 
     q_terms = [t for t in dict.fromkeys(tokenize(question)) if t not in _QUESTION_WORDS]
     q_terms = [t for t in q_terms if not _CJK.match(t)]
+    parts = set(q_terms)
+    # "actor-critic" yields actor, critic and actorcrit: count the concept once.
+    q_terms = [t for t in q_terms if not any(t == a + b and a in parts and b in parts for a in parts for b in parts)]
     if _ASKS_FOR_PEOPLE.search(question):
         # "Who ...?" asks for people; abstracts rarely name them, so the evidence must.
         q_terms.append(tokenize("author")[0])
@@ -114,9 +118,16 @@ def compose(question: str, hits: list[Hit], *, embed=None) -> OfflineResult:
 
     weights = {t: _idf(t, pool) for t in q_terms}
     total = sum(weights.values())
-    for c in pool:
-        covered = sum(w for t, w in weights.items() if _matches(t, c.terms))
-        c.score = covered / total - 0.03 * c.hit_index
+    for i in range(len(hits)):
+        own = [c for c in pool if c.hit_index == i]
+        # Within one abstract, the words naming its subject recur in many sentences; the
+        # words of what is asked ("sample complexity") pick out the sentence that answers.
+        local = {t: _idf(t, own) for t in q_terms}
+        local_total = sum(local.values())
+        for c in own:
+            glob = sum(w for t, w in weights.items() if _matches(t, c.terms)) / total
+            loc = sum(w for t, w in local.items() if _matches(t, c.terms)) / local_total
+            c.score = 0.5 * glob + 0.5 * loc - 0.03 * c.hit_index
     # The evidence must cover the question's terms within one document.
     best_doc_cov = 0.0
     for i in range(len(hits)):
@@ -124,25 +135,45 @@ def compose(question: str, hits: list[Hit], *, embed=None) -> OfflineResult:
         best_doc_cov = max(best_doc_cov, sum(w for t, w in weights.items() if _matches(t, terms)) / total)
     if best_doc_cov < MIN_COVERAGE:
         return OfflineResult(REFUSAL, [], True, best_doc_cov)
-    chosen = _choose(pool, q_terms=q_terms)
+    chosen = _choose(pool, q_terms=q_terms, weights=weights)
     if not chosen or chosen[0].score <= 0:
         return OfflineResult(REFUSAL, [], True, best_doc_cov)
     return OfflineResult(_render(chosen), _cited(chosen), False, best_doc_cov)
 
 
-def _choose(pool: list[Candidate], *, q_terms: list[str]) -> list[Candidate]:
+def _choose(
+    pool: list[Candidate], *, q_terms: list[str], weights: dict[str, float] | None = None
+) -> list[Candidate]:
+    """Pick the best sentence, then greedily the sentences that cover what it left out.
+
+    A further sentence is kept when it covers at least MIN_GAIN of the question's weight
+    not yet covered, or, from another document, scores within RELATIVE_KEEP of the best
+    (questions whose answer spans several papers).
+    """
     ranked = sorted(pool, key=lambda c: (-c.score, c.hit_index, c.start))
     best = ranked[0]
     chosen = [best]
+    weights = weights or {t: 1.0 for t in q_terms}
+    total = sum(weights.values()) or 1.0
     covered = {t for t in q_terms if _matches(t, best.terms)}
-    for c in ranked[1:]:
-        if len(chosen) == MAX_SENTENCES or c.score < RELATIVE_KEEP * best.score:
+    while len(chosen) < MAX_SENTENCES:
+        def gain(c: Candidate) -> float:
+            return sum(weights[t] for t in q_terms if t not in covered and _matches(t, c.terms)) / total
+
+        rest = [c for c in ranked if c not in chosen]
+        if not rest:
             break
-        found = {t for t in q_terms if _matches(t, c.terms)}
-        if q_terms and not (found - covered) and c.hit_index in {x.hit_index for x in chosen}:
-            continue  # same document, nothing new
-        chosen.append(c)
-        covered |= found
+        by_gain = max(rest, key=lambda c: (gain(c), c.score))
+        other_docs = [c for c in rest if c.hit_index not in {x.hit_index for x in chosen}
+                      and c.score >= RELATIVE_KEEP * best.score]
+        if q_terms and gain(by_gain) >= MIN_GAIN:
+            pick = by_gain
+        elif other_docs:
+            pick = other_docs[0]
+        else:
+            break
+        chosen.append(pick)
+        covered |= {t for t in q_terms if _matches(t, pick.terms)}
     # Read in source order: by document rank, then position in the abstract.
     return sorted(chosen, key=lambda c: (c.hit_index, c.start))
 

@@ -114,11 +114,11 @@ class Store:
             nodes.append(node)
         ChromaVectorStore(chroma_collection=self.collection).add(nodes)
 
-    def update_sources(self, doc_id: str, sources: list[str]) -> None:
+    def update_metadata(self, doc_id: str, fields: dict[str, Any]) -> None:
+        """Set metadata fields on every chunk of a document (other fields are kept)."""
         ids = self.collection.get(where={"doc_id": doc_id}, include=[])["ids"]
         if ids:
-            value = json.dumps(sources, ensure_ascii=False)
-            self.collection.update(ids=ids, metadatas=[{"sources": value} for _ in ids])
+            self.collection.update(ids=ids, metadatas=[dict(fields) for _ in ids])
 
     def delete_docs(self, doc_ids: Iterable[str]) -> None:
         for did in doc_ids:
