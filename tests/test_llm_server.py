@@ -180,3 +180,23 @@ def test_cli_provider_failure_is_one_line_with_exit_code_3(seed_settings, monkey
     assert result.stdout == ""
     assert result.stderr == f"error: OpenAI-compatible server {server.base_url} (model gpt-4o-mini): HTTP 500: boom after 1 attempt\n"
     assert "Traceback" not in result.output
+
+
+def test_terminal_output_streams_by_default(seed_settings):
+    """Run the real `rag` executable in a pseudo-terminal: no --stream flag, tokens arrive live."""
+    import os
+    import sys
+    from pathlib import Path
+
+    pexpect = pytest.importorskip("pexpect")
+    rag_bin = str(Path(sys.executable).parent / "rag")
+    reply = "BraVE uses tree-structured action traversal [1]."
+    with FakeOpenAI([Reply(reply)]) as server:
+        env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "RAG_LLM_MAX_RETRIES": "0"}
+        child = pexpect.spawn(rag_bin, ["ask", "Which method uses tree-structured action traversal?"],
+                              env=env, encoding="utf-8", timeout=60)
+        child.expect(pexpect.EOF)
+        child.close()
+    assert child.exitstatus == 0, child.before
+    assert server.requests[0]["body"]["stream"] is True
+    assert reply in child.before and "[1] BraVE" in child.before
