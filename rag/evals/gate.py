@@ -1,0 +1,171 @@
+"""The baseline gate: save a run as the baseline, compare a run with it, list flipped questions."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from rag.errors import UsageError
+from rag.evals.evaluators import EVALUATORS, Evaluator
+from rag.evals.runner import RunResult
+
+DEFAULT_BASELINE = Path("eval") / "baseline.json"
+DEFAULT_TOLERANCE = 0.05
+BASELINE_FORMAT = 1
+
+
+class BaselineError(UsageError):
+    """The baseline file is missing or unreadable."""
+
+
+def baseline_payload(result: RunResult) -> dict[str, Any]:
+    """The parts of a run the gate needs: how it was made, its metrics, each question's outcome."""
+    return {
+        "format": BASELINE_FORMAT,
+        "meta": result.meta,
+        "summary": result.summary,
+        "cases": {c.case.id: {"passed": c.passed, "failed_checks": c.failed_checks()} for c in result.cases},
+    }
+
+
+def save_baseline(result: RunResult, path: str | Path = DEFAULT_BASELINE) -> Path:
+    """Write the baseline file (stable key order, one diffable line per field)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(baseline_payload(result), ensure_ascii=False, indent=1, sort_keys=True) + "\n",
+                 encoding="utf-8")
+    return p
+
+
+def load_baseline(path: str | Path = DEFAULT_BASELINE) -> dict[str, Any]:
+    """Read a baseline file; a missing or malformed one is a one-line BaselineError."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BaselineError(f"baseline not found: {p}", hint="create it with `rag eval --save-baseline`") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise BaselineError(f"cannot read baseline {p}: {e}") from None
+    if not isinstance(data, dict) or "summary" not in data or "cases" not in data:
+        raise BaselineError(f"{p} is not an eval baseline (no summary or cases)")
+    return data
+
+
+@dataclass
+class MetricChange:
+    """One metric in one scope, before and after."""
+
+    scope: str  # "overall", "type:lookup", "lang:zh"
+    metric: str
+    label: str
+    baseline: float | None
+    current: float | None
+    higher_is_better: bool = True
+    gated: bool = False
+    regressed: bool = False
+
+    @property
+    def delta(self) -> float | None:
+        if self.baseline is None or self.current is None:
+            return None
+        return self.current - self.baseline
+
+
+@dataclass
+class Flip:
+    """A question whose pass/fail outcome changed (or that is new or gone)."""
+
+    id: str
+    before: bool | None
+    after: bool | None
+    checks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class GateReport:
+    """Every metric change, the flipped questions, and notes on how the runs differ."""
+
+    tolerance: float
+    changes: list[MetricChange]
+    flips: list[Flip]
+    notes: list[str]
+
+    @property
+    def regressions(self) -> list[MetricChange]:
+        return [c for c in self.changes if c.regressed]
+
+    @property
+    def ok(self) -> bool:
+        return not self.regressions
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "tolerance": self.tolerance,
+            "changes": [{**c.__dict__, "delta": c.delta} for c in self.changes],
+            "flips": [f.__dict__ for f in self.flips],
+            "notes": self.notes,
+        }
+
+
+def _value(group: dict[str, Any] | None, metric: str) -> float | None:
+    if not group:
+        return None
+    return (group.get("metrics", {}).get(metric) or {}).get("value")
+
+
+def _regressed(base: float | None, cur: float | None, higher: bool, tolerance: float) -> bool:
+    if base is None:
+        return False
+    if cur is None:
+        return True  # the metric disappeared: no applicable question was scored
+    drop = base - cur if higher else cur - base
+    return drop > tolerance + 1e-9
+
+
+def _notes(meta: dict[str, Any], base_meta: dict[str, Any]) -> list[str]:
+    notes = []
+    for key in ("mode", "k", "settings_hash", "prompt_hash", "model", "questions_hash"):
+        if base_meta.get(key) != meta.get(key):
+            notes.append(f"{key} differs: baseline {base_meta.get(key)!r}, now {meta.get(key)!r}")
+    return notes
+
+
+def compare(result: RunResult, baseline: dict[str, Any], *, tolerance: float = DEFAULT_TOLERANCE,
+            evaluators: Sequence[Evaluator] = EVALUATORS) -> GateReport:
+    """Compare a run with a baseline: overall gated metrics fail beyond `tolerance`, groups are shown."""
+    if tolerance < 0:
+        raise UsageError(f"--tolerance must be >= 0, got {tolerance}")
+    now, base = result.summary, baseline.get("summary", {})
+    changes: list[MetricChange] = []
+    scopes: list[tuple[str, dict | None, dict | None, bool]] = [("overall", now.get("overall"), base.get("overall"), True)]
+    for kind, key in (("type", "by_type"), ("lang", "by_lang")):
+        names = sorted(set(now.get(key, {})) | set(base.get(key, {})))
+        scopes += [(f"{kind}:{n}", now.get(key, {}).get(n), base.get(key, {}).get(n), False) for n in names]
+    for scope, cur_group, base_group, gated in scopes:
+        for e in evaluators:
+            b, c = _value(base_group, e.name), _value(cur_group, e.name)
+            if b is None and c is None:
+                continue
+            change = MetricChange(scope, e.name, e.label, b, c, e.higher_is_better, gated and e.gated)
+            change.regressed = change.gated and _regressed(b, c, e.higher_is_better, tolerance)
+            changes.append(change)
+    b_fail = (base.get("overall") or {}).get("failures", 0)
+    c_fail = (now.get("overall") or {}).get("failures", 0)
+    fail = MetricChange("overall", "failures", "failure rows (evaluator or answer raised)",
+                        float(b_fail), float(c_fail), higher_is_better=False, gated=True)
+    fail.regressed = c_fail > b_fail
+    changes.append(fail)
+
+    before = baseline.get("cases", {})
+    flips: list[Flip] = []
+    seen = set()
+    for c in result.cases:
+        seen.add(c.case.id)
+        old = before.get(c.case.id)
+        was = None if old is None else bool(old.get("passed"))
+        if was != c.passed:
+            flips.append(Flip(c.case.id, was, c.passed, c.failed_checks() if not c.passed else []))
+    flips += [Flip(i, bool(v.get("passed")), None) for i, v in before.items() if i not in seen]
+    return GateReport(tolerance, changes, flips, _notes(result.meta, baseline.get("meta", {})))

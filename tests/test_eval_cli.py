@@ -1,0 +1,109 @@
+"""`rag eval` end to end on the shared seed index: the CI gate, the -k 1 failure, bad input."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from rag.cli import app
+from rag.evals.dataset import load_dataset
+from rag.evals.gate import DEFAULT_TOLERANCE, compare, load_baseline
+from rag.evals.runner import run
+
+ROOT = Path(__file__).resolve().parent.parent
+QUESTIONS = ROOT / "eval" / "questions.jsonl"
+BASELINE = ROOT / "eval" / "baseline.json"
+runner = CliRunner()
+
+
+def _small_set(tmp_path: Path, ids: tuple[str, ...]) -> Path:
+    rows = [line for line in QUESTIONS.read_text(encoding="utf-8").splitlines()
+            if line.strip() and json.loads(line)["id"] in ids]
+    p = tmp_path / "small.jsonl"
+    p.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return p
+
+
+def test_offline_eval_stays_within_tolerance_of_the_committed_baseline(seed_index):
+    """The CI gate: every overall metric within the tolerance of eval/baseline.json."""
+    result = run(load_dataset(QUESTIONS), mode="offline", settings=seed_index)
+    baseline = load_baseline(BASELINE)
+    assert baseline["meta"]["mode"] == "offline" and baseline["meta"]["k"] == seed_index.k
+    report = compare(result, baseline, tolerance=DEFAULT_TOLERANCE)
+    lines = [f"{c.metric}: {c.baseline} -> {c.current}" for c in report.regressions]
+    flips = [f"{f.id}: {f.before} -> {f.after}" for f in report.flips]
+    assert report.ok, "offline eval regressed:\n" + "\n".join(lines + flips)
+    assert result.summary["overall"]["failures"] == 0
+
+
+def test_check_with_k1_fails_against_the_default_k_baseline(seed_settings, tmp_path):
+    res = runner.invoke(app, ["eval", "--check", "-k", "1", "--questions", str(QUESTIONS),
+                              "--baseline", str(BASELINE), "--out", str(tmp_path / "results")])
+    assert res.exit_code == 1, res.output
+    assert "REGRESSED" in res.output and "retrieval recall@k" in res.output
+    assert "check FAILED" in res.output and "recall_at_k" in res.output
+    assert "note: k differs: baseline 5, now 1" in res.output
+    assert "question(s) flipped" in res.output
+
+
+def test_save_baseline_then_check_then_json_on_a_small_set(seed_settings, tmp_path):
+    small = _small_set(tmp_path, ("lookup-02", "num-02", "unans-01", "multi-08", "zh-02"))
+    base, out = tmp_path / "base.json", tmp_path / "results"
+    args = ["eval", "--questions", str(small), "--baseline", str(base), "--out", str(out)]
+    saved = runner.invoke(app, args + ["--save-baseline"])
+    assert saved.exit_code == 0, saved.output
+    assert "fact recall" in saved.output and "baseline saved" in saved.output
+    assert base.exists() and base.with_suffix(".md").exists()
+
+    checked = runner.invoke(app, args + ["--check"])
+    assert checked.exit_code == 0, checked.output
+    assert "check passed" in checked.output and "no question flipped" in checked.output
+
+    as_json = runner.invoke(app, args + ["--json"])
+    assert as_json.exit_code == 0
+    data = json.loads(as_json.stdout)
+    assert data["meta"]["mode"] == "offline" and len(data["cases"]) == 5
+    assert {c["id"] for c in data["cases"]} == {"lookup-02", "num-02", "unans-01", "multi-08", "zh-02"}
+    reports = sorted(out.glob("*.md"))
+    assert reports and "| lookup-02 | lookup | en |" in reports[-1].read_text(encoding="utf-8")
+
+
+def test_bad_input_is_a_one_line_error(seed_settings, tmp_path):
+    missing = runner.invoke(app, ["eval", "--questions", str(tmp_path / "nope.jsonl")])
+    assert missing.exit_code == 2 and missing.output.strip().startswith("error: questions file not found")
+    assert "Traceback" not in missing.output and len(missing.output.strip().splitlines()) == 1
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x"\n', encoding="utf-8")
+    res = runner.invoke(app, ["eval", "--questions", str(bad)])
+    assert res.exit_code == 2 and f"{bad}:1: malformed JSON" in res.output
+
+    for flags in (["--mode", "gpt"], ["-k", "0"], ["--tolerance", "-0.1"], ["--check", "--save-baseline"]):
+        res = runner.invoke(app, ["eval", "--questions", str(QUESTIONS), *flags])
+        assert res.exit_code == 2 and res.output.startswith("error: "), (flags, res.output)
+
+    res = runner.invoke(app, ["eval", "--check", "--baseline", str(tmp_path / "none.json"), "--questions", str(QUESTIONS)])
+    assert res.exit_code == 2 and "baseline not found" in res.output
+
+
+def test_llm_mode_without_a_provider_or_cassette_says_so_and_prints_the_rerecord_command(tmp_path):
+    small = _small_set(tmp_path, ("lookup-02",))
+    res = runner.invoke(app, ["eval", "--mode", "llm", "--questions", str(small), "--out", str(tmp_path / "r"),
+                              "--cassettes", str(tmp_path / "cassettes")])
+    assert res.exit_code == 3, res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: LLM mode: no LLM configured and no cassette")
+    assert "re-record with: OPENAI_API_KEY=sk-... .venv/bin/rag eval --mode llm --record" in lines[0]
+
+
+def test_llm_mode_with_a_failing_provider_stops_in_one_line(seed_settings, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens on the discard port
+    monkeypatch.setenv("RAG_LLM_MAX_RETRIES", "0")
+    monkeypatch.setenv("RAG_LLM_TIMEOUT", "3")
+    small = _small_set(tmp_path, ("lookup-02",))
+    res = runner.invoke(app, ["eval", "--mode", "llm", "--questions", str(small), "--out", str(tmp_path / "r")])
+    assert res.exit_code == 3, res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: LLM answers unavailable:")
+    assert "--mode llm --record" in lines[0]

@@ -1,0 +1,199 @@
+"""The eval runner, gate, report and dataset loader, with fake answerers (no index needed)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rag.errors import ConfigError, RagError, RagIndexError, UsageError
+from rag.evals.dataset import Case, Dataset, DatasetError, load_dataset
+from rag.evals.gate import BaselineError, baseline_payload, compare, load_baseline, save_baseline
+from rag.evals.report import bar, markdown_report, write_json
+from rag.evals.runner import RERECORD_COMMAND, EvalUnavailable, run
+from rag.types import Answer, Citation, Hit
+
+DOC = "d" * 16
+TEXT = "BraVE uses tree-structured action traversal to evaluate a linear number of joint actions."
+REFUSAL = "I can't answer that from the indexed abstracts."
+
+
+def _hit() -> Hit:
+    return Hit(doc_id=DOC, title="BraVE", text=TEXT, score=1.0, label="BraVE")
+
+
+def good_answer(question, *, k, settings):
+    return Answer(question, f"{TEXT} [1]", [Citation(1, DOC, "BraVE", TEXT, 1.0, label="BraVE")], False,
+                  "offline", [_hit()])
+
+
+def refusing_answer(question, *, k, settings):
+    return Answer(question, REFUSAL, [], True, "offline", [_hit()])
+
+
+CASES = [
+    Case("q1", "What does BraVE use?", "lookup", "en", True, (DOC,), ("BraVE",), (("tree-structured action traversal",),)),
+    Case("q2", "Who wrote BraVE?", "unanswerable", "en", False),
+    Case("q3", "BraVE 用什么？", "lookup", "zh", True, (DOC,), ("BraVE",), (("linear number",),)),
+]
+DATASET = Dataset("tiny", list(CASES))
+
+
+def test_run_scores_every_case_and_stamps_the_result():
+    result = run(DATASET, answer_fn=good_answer)
+    assert [c.passed for c in result.cases] == [True, False, True]
+    meta = result.meta
+    assert meta["mode"] == "offline" and meta["k"] == 5 and len(meta["settings_hash"]) == 12
+    assert meta["model"] == "offline-extractive" and meta["prompt_hash"] is None and meta["created"]
+    assert result.summary["by_lang"]["zh"]["metrics"]["fact_recall"]["value"] == 1.0
+    assert result.summary["overall"]["metrics"]["refusal_accuracy"]["value"] == 0.0
+
+
+def test_a_question_whose_answer_raises_is_a_failure_row_and_the_run_goes_on():
+    def flaky(question, *, k, settings):
+        if question.startswith("Who"):
+            raise RuntimeError("pipeline bug")
+        return good_answer(question, k=k, settings=settings)
+
+    result = run(DATASET, answer_fn=flaky)
+    assert len(result.cases) == 3
+    row = result.cases[1]
+    assert row.failures == [{"evaluator": "answer", "error": "RuntimeError: pipeline bug"}]
+    assert not row.passed and row.answer is None
+    assert result.summary["overall"]["failures"] == 1
+    assert result.cases[0].passed and result.cases[2].passed
+
+
+def test_errors_that_would_fail_every_question_stop_the_run():
+    def no_index(question, *, k, settings):
+        raise RagIndexError("no index")
+
+    with pytest.raises(RagIndexError):
+        run(DATASET, answer_fn=no_index)
+
+
+def test_llm_mode_without_a_provider_says_so_with_the_rerecord_command():
+    def no_llm(question, *, k, settings):
+        raise ConfigError("no API key configured")
+
+    with pytest.raises(EvalUnavailable) as e:
+        run(DATASET, mode="llm", answer_fn=no_llm)
+    assert "LLM answers unavailable: no API key configured" in str(e.value)
+    assert RERECORD_COMMAND in e.value.hint and e.value.exit_code != 0
+
+
+def test_gate_fails_beyond_tolerance_lists_changes_and_flips(tmp_path):
+    base_run = run(DATASET, answer_fn=good_answer)
+    path = save_baseline(base_run, tmp_path / "baseline.json")
+    baseline = load_baseline(path)
+    assert baseline["cases"]["q1"]["passed"] is True
+
+    same = compare(run(DATASET, answer_fn=good_answer), baseline, tolerance=0.05)
+    assert same.ok and not same.flips and all(c.delta in (0, None) for c in same.changes)
+
+    worse = compare(run(DATASET, answer_fn=refusing_answer), baseline, tolerance=0.05)
+    assert not worse.ok
+    regressed = {c.metric for c in worse.regressions}
+    assert {"fact_recall", "false_refusal", "citation_recall"} <= regressed
+    assert "refusal_accuracy" not in regressed  # it went up
+    assert {(f.id, f.before, f.after) for f in worse.flips} == {("q1", True, False), ("q3", True, False), ("q2", False, True)}
+    assert all(c.scope == "overall" for c in worse.regressions)  # groups are shown, not gated
+
+    lenient = compare(run(DATASET, answer_fn=refusing_answer), baseline, tolerance=1.0)
+    # No drop exceeds 1.0; what still fails is metrics that nothing was scored on any more.
+    assert {c.metric for c in lenient.regressions} == {"citation_validity", "citation_precision", "groundedness"}
+    assert all(c.current is None for c in lenient.regressions)
+
+
+def test_gate_notes_different_settings_and_counts_new_failure_rows(tmp_path):
+    baseline = baseline_payload(run(DATASET, answer_fn=good_answer))
+
+    def flaky(question, *, k, settings):
+        if question.startswith("BraVE 用"):
+            raise RuntimeError("bug")
+        return good_answer(question, k=k, settings=settings)
+
+    report = compare(run(DATASET, k=1, answer_fn=flaky), baseline, tolerance=0.5)
+    assert any(n.startswith("k differs") for n in report.notes)
+    assert [c.metric for c in report.regressions] == ["failures"]
+
+
+def test_baseline_and_tolerance_errors_are_usage_errors(tmp_path):
+    with pytest.raises(BaselineError, match="baseline not found"):
+        load_baseline(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(BaselineError, match="cannot read baseline"):
+        load_baseline(tmp_path / "bad.json")
+    with pytest.raises(UsageError):
+        compare(run(DATASET, answer_fn=good_answer), {"summary": {}, "cases": {}}, tolerance=-1)
+
+
+def test_report_has_per_question_rows_a_chart_per_type_and_a_stamped_json(tmp_path):
+    result = run(DATASET, answer_fn=good_answer)
+    md = markdown_report(result)
+    assert "| q1 | lookup | en | ✓ |" in md and "| q2 | unanswerable | en | ✗ |" in md
+    assert "refusal_accuracy: answered an unanswerable question" in md
+    assert "[1] BraVE" in md
+    assert f"lookup         {bar(1.0)} 1.00  (n=2)" in md
+    path = write_json(result, tmp_path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert path.name.endswith(f"-offline-k5-{result.meta['settings_hash']}.json")
+    assert data["meta"]["settings_hash"] == result.meta["settings_hash"]
+    assert [c["id"] for c in data["cases"]] == ["q1", "q2", "q3"]
+    assert bar(0.5, 10) == "█████░░░░░" and bar(None, 4) == "····"
+
+
+@pytest.mark.parametrize("line, message", [
+    ("{not json", "malformed JSON"),
+    ('{"id": "a", "question": "q", "type": "lookup", "lang": "en"}', "missing field `answerable`"),
+    ('{"id": "a", "question": "q", "type": "riddle", "lang": "en", "answerable": true}', "unknown type"),
+    ('{"id": "a", "question": "q", "type": "lookup", "lang": "en", "answerable": true}', "needs `gold_ids`"),
+    ('{"id": "a", "question": "q", "type": "unanswerable", "lang": "en", "answerable": false, "gold_ids": ["x"]}',
+     "no gold documents"),
+    ('{"id": "a", "question": "q", "type": "lookup", "lang": "en", "answerable": true, "gold_ids": ["x"], '
+     '"facts": ["not a list"]}', "facts[]"),
+])
+def test_malformed_question_lines_name_file_and_line(tmp_path, line, message):
+    p = tmp_path / "q.jsonl"
+    p.write_text('{"id": "ok", "question": "q", "type": "unanswerable", "lang": "en", "answerable": false}\n'
+                 + line + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError) as e:
+        load_dataset(p)
+    assert f"{p}:2:" in str(e.value) and message in str(e.value)
+    assert isinstance(e.value, RagError) and e.value.exit_code == 2
+
+
+def test_missing_or_empty_questions_file(tmp_path):
+    with pytest.raises(DatasetError, match="questions file not found"):
+        load_dataset(tmp_path / "none.jsonl")
+    (tmp_path / "empty.jsonl").write_text("\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match="no questions"):
+        load_dataset(tmp_path / "empty.jsonl")
+
+
+def _llm_answer(question, *, k, settings):
+    ans = good_answer(question, k=k, settings=settings)
+    ans.mode, ans.model, ans.usage = "llm", "gpt-4o-mini", {"prompt_tokens": 1000, "completion_tokens": 100}
+    return ans
+
+
+def test_llm_cassette_records_then_replays_the_same_scores_without_a_key(tmp_path):
+    from rag.config import Settings
+    from rag.evals.cassette import Recorder, cassette_path, replayer
+
+    settings = Settings(answer_mode="llm")
+    recorder = Recorder(_llm_answer)
+    live = run(DATASET, mode="llm", settings=settings, answer_fn=recorder)
+    path = recorder.save(cassette_path(settings, tmp_path), settings)
+    replayed = run(DATASET, mode="llm", settings=settings, answer_fn=replayer(path))
+    assert [c.scores for c in replayed.cases] == [c.scores for c in live.cases]
+    assert replayed.summary["tokens"] == {"prompt": 3000, "completion": 300, "total": 3300}
+    assert replayed.summary["cost_usd"] == pytest.approx((3000 * 0.15 + 300 * 0.60) / 1e6)
+    assert replayed.meta["model"] == "gpt-4o-mini"
+
+    other_model = Settings(answer_mode="llm", llm_model="another-model")
+    assert cassette_path(other_model, tmp_path) != path  # a changed setting never replays stale answers
+    with pytest.raises(EvalUnavailable, match="no cassette"):
+        replayer(cassette_path(other_model, tmp_path))
+    extra = Dataset("more", [*CASES, Case("q4", "A new question?", "unanswerable", "en", False)])
+    with pytest.raises(EvalUnavailable, match="has no answer for 'A new question\\?'"):
+        run(extra, mode="llm", settings=settings, answer_fn=replayer(path))
