@@ -107,3 +107,33 @@ def test_llm_mode_with_a_failing_provider_stops_in_one_line(seed_settings, tmp_p
     lines = res.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: LLM answers unavailable:")
     assert "--mode llm --record" in lines[0]
+
+
+def test_llm_mode_records_a_cassette_from_a_live_server_then_replays_it_offline(seed_settings, tmp_path, monkeypatch):
+    import rag
+    from openai_server import FakeOpenAI, Reply
+
+    small = _small_set(tmp_path, ("lookup-02", "unans-01"))
+    hits = rag.retrieve("On which benchmark is SoLS evaluated?", k=seed_settings.k, settings=seed_settings)
+    n = next(i for i, h in enumerate(hits, start=1) if h.label == "SoLS")
+    args = ["eval", "--mode", "llm", "--questions", str(small), "--cassettes", str(tmp_path / "cassettes"),
+            "--out", str(tmp_path / "results"), "--json"]
+    script = [Reply(f"SoLS is evaluated on the AndroidWorld benchmark [{n}]."), Reply(rag.REFUSAL)]
+    with FakeOpenAI(script) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        live = runner.invoke(app, args + ["--record"])
+    assert live.exit_code == 0, live.output
+    data = json.loads(live.stdout)
+    assert data["meta"]["mode"] == "llm" and data["meta"]["model"] == seed_settings.llm_model
+    assert data["meta"]["prompt_hash"] and data["summary"]["tokens"]["total"] == 300
+    assert data["summary"]["cost_usd"] is not None  # gpt-4o-mini is in the price table
+    assert [(c["id"], c["passed"]) for c in data["cases"]] == [("lookup-02", True), ("unans-01", True)]
+    assert len(server.requests) == 2 and "cassette saved" in live.stderr
+    assert len(list((tmp_path / "cassettes").glob("llm-*.json"))) == 1
+
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    replay = runner.invoke(app, args)
+    assert replay.exit_code == 0, replay.output
+    again = json.loads(replay.stdout)
+    assert [c["scores"] for c in again["cases"]] == [c["scores"] for c in data["cases"]]
+    assert again["summary"]["tokens"] == data["summary"]["tokens"]

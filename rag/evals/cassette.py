@@ -5,6 +5,7 @@ prompt never replays stale answers: it finds no cassette and says how to re-reco
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -18,8 +19,9 @@ DEFAULT_CASSETTES = Path("eval") / "cassettes"
 
 
 def cassette_key(settings: rag.Settings) -> str:
-    """Hash of what decides an LLM answer: settings, prompt texts and model."""
-    spec = {"settings": settings.hash(), "prompts": prompt_hash("llm"), "model": settings.llm_model}
+    """Hash of what decides an LLM answer: settings, prompt texts and model (not where the server is)."""
+    offline_view = dataclasses.replace(settings, openai_base_url=None, openai_api_key=None)
+    spec = {"settings": offline_view.hash(), "prompts": prompt_hash("llm"), "model": settings.llm_model}
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
 
 
