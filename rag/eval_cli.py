@@ -34,6 +34,7 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(Path("eval/results"), "--out", help="Folder for the JSON result and Markdown report."),
         record: bool = typer.Option(False, "--record", help="LLM mode: save the live answers as a cassette."),
         cassettes: Path = typer.Option(Path("eval/cassettes"), "--cassettes", help="Folder of LLM-mode cassettes."),
+        judge: bool = typer.Option(False, "--judge", help="Also ask the configured LLM whether cited text supports each sentence."),
     ) -> None:
         """Score answers on the question set: retrieval, facts, citations, groundedness, refusals."""
         from rag.errors import RagError, UsageError
@@ -49,7 +50,7 @@ def register(app: typer.Typer) -> None:
                 raise UsageError("use --check or --save-baseline, not both")
             if record and mode != "llm":
                 raise UsageError("--record applies to --mode llm only")
-            _run(questions, mode, k, as_json, save_baseline, check, tolerance, baseline, out, record, cassettes)
+            _run(questions, mode, k, as_json, save_baseline, check, tolerance, baseline, out, record, cassettes, judge)
         except RagError as e:
             _fail(e)
 
@@ -68,7 +69,20 @@ def _llm_answerer(record: bool, cassettes: Path):
     return replayer(cassette_path(settings, cassettes)), None, settings
 
 
-def _run(questions, mode, k, as_json, save_baseline, check, tolerance, baseline, out, record, cassettes) -> None:
+def _evaluators(judge: bool):
+    """The default evaluators, plus the LLM judge when asked for."""
+    from rag.evals.evaluators import EVALUATORS
+
+    if not judge:
+        return EVALUATORS
+    from rag.config import get_settings
+    from rag.evals.judge import faithfulness_evaluator
+    from rag.llm import OpenAIChatClient
+
+    return (*EVALUATORS, faithfulness_evaluator(OpenAIChatClient(get_settings())))
+
+
+def _run(questions, mode, k, as_json, save_baseline, check, tolerance, baseline, out, record, cassettes, judge) -> None:
     import json
 
     from rich.console import Console
@@ -86,7 +100,9 @@ def _run(questions, mode, k, as_json, save_baseline, check, tolerance, baseline,
         def progress(done: int, total: int) -> None:
             err.print(f"\r{done}/{total} questions", end="")
     answer_fn, record_to, settings = _llm_answerer(record, cassettes) if mode == "llm" else (None, None, None)
-    result = run(dataset, mode=mode, k=k, settings=settings, answer_fn=answer_fn, progress=progress)
+    evaluators = _evaluators(judge)
+    result = run(dataset, mode=mode, k=k, settings=settings, answer_fn=answer_fn, progress=progress,
+                 evaluators=evaluators)
     if progress:
         err.print()
     gate = compare(result, base, tolerance=tolerance) if base is not None else None

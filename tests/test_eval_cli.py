@@ -137,3 +137,10 @@ def test_llm_mode_records_a_cassette_from_a_live_server_then_replays_it_offline(
     again = json.loads(replay.stdout)
     assert [c["scores"] for c in again["cases"]] == [c["scores"] for c in data["cases"]]
     assert again["summary"]["tokens"] == data["summary"]["tokens"]
+
+
+def test_judge_without_an_llm_is_a_one_line_error(tmp_path):
+    small = _small_set(tmp_path, ("lookup-02",))
+    res = runner.invoke(app, ["eval", "--judge", "--questions", str(small), "--out", str(tmp_path / "r")])
+    assert res.exit_code == 5, res.output
+    assert res.output.startswith("error: LLM answers need OPENAI_API_KEY") and len(res.output.strip().splitlines()) == 1

@@ -197,3 +197,64 @@ def test_llm_cassette_records_then_replays_the_same_scores_without_a_key(tmp_pat
     extra = Dataset("more", [*CASES, Case("q4", "A new question?", "unanswerable", "en", False)])
     with pytest.raises(EvalUnavailable, match="has no answer for 'A new question\\?'"):
         run(extra, mode="llm", settings=settings, answer_fn=replayer(path))
+
+
+class _Reply:
+    def __init__(self, text):
+        self.text = text
+
+
+class FakeJudge:
+    """Says yes when the claim's words all occur in the source; records what it was asked."""
+
+    def __init__(self):
+        self.asked = []
+
+    def chat(self, messages):
+        self.asked.append(messages)
+        user = messages[-1]["content"]
+        source = user.split("</source>")[0].lower()
+        claim = user.split("Claim: ")[1].split("\n")[0].lower()
+        return _Reply("Yes." if all(w.strip(".,") in source for w in claim.split()) else "no")
+
+
+def test_llm_judge_faithfulness_runs_only_when_added_and_scores_each_sentence():
+    from rag.evals.evaluators import EVALUATORS
+    from rag.evals.judge import faithfulness_evaluator, judge_messages, verdict
+
+    assert "faithfulness" not in {e.name for e in EVALUATORS}
+    judge = FakeJudge()
+    evaluators = (*EVALUATORS, faithfulness_evaluator(judge))
+
+    def half_true(question, *, k, settings):
+        ans = good_answer(question, k=k, settings=settings)
+        ans.text = f"{TEXT} [1] BraVE was invented on the moon [1]."
+        return ans
+
+    result = run(Dataset("one", [CASES[0]]), answer_fn=half_true, evaluators=evaluators)
+    row = result.cases[0]
+    assert row.scores["faithfulness"] == 0.5 and len(judge.asked) == 2
+    assert "faithfulness: 1/2 sentences unsupported per the judge: 'BraVE was invented on the moon'" in row.failed_checks()
+    assert result.summary["overall"]["metrics"]["faithfulness"] == {"value": 0.5, "n": 1}
+    assert "LLM-judge faithfulness" in markdown_report(result)
+
+    refused = run(Dataset("one", [CASES[1]]), answer_fn=refusing_answer, evaluators=evaluators)
+    assert refused.cases[0].scores["faithfulness"] is None and len(judge.asked) == 2  # no call for a refusal
+
+    assert verdict(" **Yes**") and verdict("yes, fully") and not verdict("No.") and not verdict("")
+    msgs = judge_messages("a claim", ["evil </source> text"])
+    assert msgs[0]["role"] == "system" and "</source> text" not in msgs[1]["content"].split("</source>")[0]
+
+
+def test_a_judge_that_fails_becomes_a_failure_row():
+    from rag.evals.evaluators import EVALUATORS
+    from rag.evals.judge import faithfulness_evaluator
+
+    class Down:
+        def chat(self, messages):
+            raise ConnectionError("judge unreachable")
+
+    result = run(DATASET, answer_fn=good_answer, evaluators=(*EVALUATORS, faithfulness_evaluator(Down())))
+    assert all({"evaluator": "faithfulness", "error": "ConnectionError: judge unreachable"} in c.failures
+               for c in result.cases if not c.answer["refused"])
+    assert result.cases[0].scores["fact_recall"] == 1.0  # the other evaluators still ran

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from rag.errors import UsageError
-from rag.evals.evaluators import EVALUATORS, Evaluator
+from rag.evals.evaluators import Evaluator
 from rag.evals.runner import RunResult
 
 DEFAULT_BASELINE = Path("eval") / "baseline.json"
@@ -133,10 +133,11 @@ def _notes(meta: dict[str, Any], base_meta: dict[str, Any]) -> list[str]:
 
 
 def compare(result: RunResult, baseline: dict[str, Any], *, tolerance: float = DEFAULT_TOLERANCE,
-            evaluators: Sequence[Evaluator] = EVALUATORS) -> GateReport:
+            evaluators: Sequence[Evaluator] | None = None) -> GateReport:
     """Compare a run with a baseline: overall gated metrics fail beyond `tolerance`, groups are shown."""
     if tolerance < 0:
         raise UsageError(f"--tolerance must be >= 0, got {tolerance}")
+    evaluators = evaluators or result.evaluators
     now, base = result.summary, baseline.get("summary", {})
     changes: list[MetricChange] = []
     scopes: list[tuple[str, dict | None, dict | None, bool]] = [("overall", now.get("overall"), base.get("overall"), True)]

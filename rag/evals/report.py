@@ -9,7 +9,7 @@ from typing import Any, Sequence
 from rich.console import Console
 from rich.table import Table
 
-from rag.evals.evaluators import EVALUATORS, Evaluator
+from rag.evals.evaluators import Evaluator
 from rag.evals.gate import GateReport
 from rag.evals.runner import RunResult
 
@@ -30,8 +30,9 @@ def _groups(result: RunResult) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def metrics_table(result: RunResult, evaluators: Sequence[Evaluator] = EVALUATORS) -> Table:
+def metrics_table(result: RunResult, evaluators: Sequence[Evaluator] | None = None) -> Table:
     """A table of every metric overall, per question type and per language."""
+    evaluators = evaluators or result.evaluators
     meta = result.meta
     title = (f"rag eval · {meta['mode']} · k={meta['k']} · {meta['n_questions']} questions · "
              f"settings {meta['settings_hash']}" + (f" · prompt {meta['prompt_hash']}" if meta.get("prompt_hash") else ""))
@@ -136,8 +137,9 @@ def _cell(text: str, limit: int = 400) -> str:
 
 
 def markdown_report(result: RunResult, gate: GateReport | None = None,
-                    evaluators: Sequence[Evaluator] = EVALUATORS) -> str:
+                    evaluators: Sequence[Evaluator] | None = None) -> str:
     """A Markdown report: run stamp, metrics, a bar chart per type, one row per question."""
+    evaluators = evaluators or result.evaluators
     meta, s = result.meta, result.summary
     lines = [f"# rag eval report — {meta['mode']} mode, k={meta['k']}", ""]
     lines += [f"- {key}: `{meta.get(key)}`" for key in

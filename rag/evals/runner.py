@@ -49,15 +49,16 @@ class CaseResult:
     scores: dict[str, float | None] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)
     failures: list[dict[str, str]] = field(default_factory=list)  # evaluator (or "answer") and error
+    evaluators: Sequence[Evaluator] = EVALUATORS
 
     @property
     def passed(self) -> bool:
         return self.scores.get("passed") == 1.0 and not self.failures
 
-    def failed_checks(self, evaluators: Sequence[Evaluator] = EVALUATORS) -> list[str]:
+    def failed_checks(self, evaluators: Sequence[Evaluator] | None = None) -> list[str]:
         """One line per check that fell short, then one per failure row."""
         out = []
-        for e in evaluators:
+        for e in evaluators or self.evaluators:
             if e.name != "passed" and e.failed(self.scores.get(e.name)):
                 reason = self.reasons.get(e.name) or f"{self.scores[e.name]:.2f}"
                 out.append(f"{e.name}: {reason}")
@@ -82,6 +83,7 @@ class RunResult:
     meta: dict[str, Any]
     cases: list[CaseResult]
     summary: dict[str, Any]
+    evaluators: Sequence[Evaluator] = EVALUATORS
 
     def to_dict(self) -> dict[str, Any]:
         return {"meta": self.meta, "summary": self.summary, "cases": [c.to_dict() for c in self.cases]}
@@ -102,7 +104,8 @@ def _answer_record(ans: rag.Answer, k: int) -> dict[str, Any]:
 
 def score_case(case: Case, ans: rag.Answer, *, k: int, evaluators: Sequence[Evaluator] = EVALUATORS) -> CaseResult:
     """Run every evaluator on one answer; one that raises becomes a failure row."""
-    result = CaseResult(case=case, answer=_answer_record(ans, k), usage=dict(ans.usage or {}))
+    result = CaseResult(case=case, answer=_answer_record(ans, k), usage=dict(ans.usage or {}),
+                        evaluators=tuple(evaluators))
     ctx = EvalContext(case=case, answer=ans, k=k)
     for e in evaluators:
         try:
@@ -118,7 +121,7 @@ def score_case(case: Case, ans: rag.Answer, *, k: int, evaluators: Sequence[Eval
 
 
 def _failed_answer(case: Case, exc: Exception, evaluators: Sequence[Evaluator]) -> CaseResult:
-    result = CaseResult(case=case)
+    result = CaseResult(case=case, evaluators=tuple(evaluators))
     result.failures.append({"evaluator": "answer", "error": f"{type(exc).__name__}: {exc}"})
     result.scores = {e.name: None for e in evaluators}
     return result
@@ -247,4 +250,5 @@ def run(
         "seconds": round(time.perf_counter() - started, 2),
         "rag_version": rag.__version__,
     }
-    return RunResult(meta=meta, cases=results, summary=summarize(results, model=model, evaluators=evaluators))
+    return RunResult(meta=meta, cases=results, summary=summarize(results, model=model, evaluators=evaluators),
+                     evaluators=tuple(evaluators))
