@@ -34,6 +34,7 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(Path("eval/results"), "--out", help="Folder for the JSON result and Markdown report."),
         record: bool = typer.Option(False, "--record", help="LLM mode: save the live answers as a cassette."),
         cassettes: Path = typer.Option(Path("eval/cassettes"), "--cassettes", help="Folder of LLM-mode cassettes."),
+        strict: bool = typer.Option(False, "--strict", help="No one-question slack: every metric gets only --tolerance."),
         judge: bool = typer.Option(False, "--judge", help="Also ask the configured LLM whether cited text supports each sentence."),
     ) -> None:
         """Score answers on the question set: retrieval, facts, citations, groundedness, refusals."""
@@ -50,7 +51,7 @@ def register(app: typer.Typer) -> None:
                 raise UsageError("use --check or --save-baseline, not both")
             if record and mode != "llm":
                 raise UsageError("--record applies to --mode llm only")
-            _run(questions, mode, k, as_json, save_baseline, check, tolerance, baseline, out, record, cassettes, judge)
+            _run(questions, mode, k, as_json, save_baseline, check, tolerance, baseline, out, record, cassettes, judge, strict)
         except RagError as e:
             _fail(e)
 
@@ -82,7 +83,7 @@ def _evaluators(judge: bool):
     return (*EVALUATORS, faithfulness_evaluator(OpenAIChatClient(get_settings())))
 
 
-def _run(questions, mode, k, as_json, save_baseline, check, tolerance, baseline, out, record, cassettes, judge) -> None:
+def _run(questions, mode, k, as_json, save_baseline, check, tolerance, baseline, out, record, cassettes, judge, strict) -> None:
     import json
 
     from rich.console import Console
@@ -105,7 +106,7 @@ def _run(questions, mode, k, as_json, save_baseline, check, tolerance, baseline,
                  evaluators=evaluators)
     if progress:
         err.print()
-    gate = compare(result, base, tolerance=tolerance) if base is not None else None
+    gate = compare(result, base, tolerance=tolerance, strict=strict) if base is not None else None
     json_path = write_json(result, out, gate)
     md_path = write_markdown(result, Path(out) / f"{result_stem(result)}.md", gate)
 

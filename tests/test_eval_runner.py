@@ -258,3 +258,25 @@ def test_a_judge_that_fails_becomes_a_failure_row():
     assert all({"evaluator": "faithfulness", "error": "ConnectionError: judge unreachable"} in c.failures
                for c in result.cases if not c.answer["refused"])
     assert result.cases[0].scores["fact_recall"] == 1.0  # the other evaluators still ran
+
+
+def test_one_flipped_question_in_a_small_group_is_tolerated_unless_strict():
+    from rag.evals.gate import allowed_drop
+
+    unanswerable = Dataset("ten", [Case(f"u{i}", f"Who wrote paper {i}?", "unanswerable", "en", False) for i in range(10)])
+    baseline = baseline_payload(run(unanswerable, answer_fn=refusing_answer))
+
+    def answers(questions):
+        def fn(question, *, k, settings):
+            return (good_answer if question in questions else refusing_answer)(question, k=k, settings=settings)
+        return fn
+
+    one = run(unanswerable, answer_fn=answers({"Who wrote paper 3?"}))
+    report = compare(one, baseline, tolerance=0.05)
+    change = next(c for c in report.changes if c.metric == "refusal_accuracy" and c.scope == "overall")
+    assert change.delta == pytest.approx(-0.1) and change.allowed == pytest.approx(0.1) and report.ok
+    assert [f.id for f in report.flips] == ["u3"]
+    assert not compare(one, baseline, tolerance=0.05, strict=True).ok
+    two = run(unanswerable, answer_fn=answers({"Who wrote paper 3?", "Who wrote paper 4?"}))
+    assert [c.metric for c in compare(two, baseline, tolerance=0.05).regressions] == ["refusal_accuracy", "passed"]
+    assert allowed_drop(0.05, 95) == 0.05 and allowed_drop(0.05, 10) == 0.1 and allowed_drop(0.05, 10, strict=True) == 0.05

@@ -64,6 +64,7 @@ class MetricChange:
     higher_is_better: bool = True
     gated: bool = False
     regressed: bool = False
+    allowed: float | None = None  # the drop this gated metric may show
 
     @property
     def delta(self) -> float | None:
@@ -115,13 +116,30 @@ def _value(group: dict[str, Any] | None, metric: str) -> float | None:
     return (group.get("metrics", {}).get(metric) or {}).get("value")
 
 
-def _regressed(base: float | None, cur: float | None, higher: bool, tolerance: float) -> bool:
+def _count(group: dict[str, Any] | None, metric: str) -> int:
+    if not group:
+        return 0
+    return int((group.get("metrics", {}).get(metric) or {}).get("n") or 0)
+
+
+def allowed_drop(tolerance: float, n: int, *, strict: bool = False) -> float:
+    """The drop a metric may show: the tolerance, or one question's worth (1/n) when that is larger.
+
+    Without the per-question slack a metric averaged over 10 questions would fail the gate on a
+    single flipped question; `strict` turns the slack off.
+    """
+    if strict or n <= 0:
+        return tolerance
+    return max(tolerance, 1.0 / n)
+
+
+def _regressed(base: float | None, cur: float | None, higher: bool, allowed: float) -> bool:
     if base is None:
         return False
     if cur is None:
         return True  # the metric disappeared: no applicable question was scored
     drop = base - cur if higher else cur - base
-    return drop > tolerance + 1e-9
+    return drop > allowed + 1e-9
 
 
 def _notes(meta: dict[str, Any], base_meta: dict[str, Any]) -> list[str]:
@@ -133,8 +151,8 @@ def _notes(meta: dict[str, Any], base_meta: dict[str, Any]) -> list[str]:
 
 
 def compare(result: RunResult, baseline: dict[str, Any], *, tolerance: float = DEFAULT_TOLERANCE,
-            evaluators: Sequence[Evaluator] | None = None) -> GateReport:
-    """Compare a run with a baseline: overall gated metrics fail beyond `tolerance`, groups are shown."""
+            evaluators: Sequence[Evaluator] | None = None, strict: bool = False) -> GateReport:
+    """Compare a run with a baseline: overall gated metrics fail beyond their allowed drop, groups are shown."""
     if tolerance < 0:
         raise UsageError(f"--tolerance must be >= 0, got {tolerance}")
     evaluators = evaluators or result.evaluators
@@ -150,12 +168,14 @@ def compare(result: RunResult, baseline: dict[str, Any], *, tolerance: float = D
             if b is None and c is None:
                 continue
             change = MetricChange(scope, e.name, e.label, b, c, e.higher_is_better, gated and e.gated)
-            change.regressed = change.gated and _regressed(b, c, e.higher_is_better, tolerance)
+            if change.gated:
+                change.allowed = allowed_drop(tolerance, _count(base_group, e.name), strict=strict)
+                change.regressed = _regressed(b, c, e.higher_is_better, change.allowed)
             changes.append(change)
     b_fail = (base.get("overall") or {}).get("failures", 0)
     c_fail = (now.get("overall") or {}).get("failures", 0)
     fail = MetricChange("overall", "failures", "failure rows (evaluator or answer raised)",
-                        float(b_fail), float(c_fail), higher_is_better=False, gated=True)
+                        float(b_fail), float(c_fail), higher_is_better=False, gated=True, allowed=0.0)
     fail.regressed = c_fail > b_fail
     changes.append(fail)
 

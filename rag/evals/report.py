@@ -78,14 +78,15 @@ def print_gate(report: GateReport, console: Console, *, show_all_groups: bool = 
     for note in report.notes:
         console.print(f"note: {note}")
     table = Table(title=f"change vs baseline (tolerance {report.tolerance:g})", title_justify="left")
-    for col in ("scope", "metric", "baseline", "now", "change", ""):
-        table.add_column(col, justify="right" if col in ("baseline", "now", "change") else "left")
+    for col in ("scope", "metric", "baseline", "now", "change", "allowed", ""):
+        table.add_column(col, justify="right" if col in ("baseline", "now", "change", "allowed") else "left")
     for c in report.changes:
         moved = c.delta is not None and abs(c.delta) >= report.tolerance
         if c.scope != "overall" and not (show_all_groups or moved or c.regressed):
             continue
         flag = "REGRESSED" if c.regressed else ("gated" if c.gated else "")
-        table.add_row(c.scope, c.label, _fmt(c.baseline, 3), _fmt(c.current, 3), _signed(c.delta), flag)
+        allowed = "" if c.allowed is None else f"{'-' if c.higher_is_better else '+'}{c.allowed:.3f}"
+        table.add_row(c.scope, c.label, _fmt(c.baseline, 3), _fmt(c.current, 3), _signed(c.delta), allowed, flag)
     console.print(table)
     if report.flips:
         console.print(f"{len(report.flips)} question(s) flipped:")
@@ -99,8 +100,8 @@ def print_gate(report: GateReport, console: Console, *, show_all_groups: bool = 
         console.print("check passed")
     else:
         names = ", ".join(c.metric for c in report.regressions)
-        console.print(f"check FAILED: {len(report.regressions)} metric(s) fell more than {report.tolerance:g} "
-                      f"below the baseline: {names}")
+        console.print(f"check FAILED: {len(report.regressions)} metric(s) fell by more than their allowed drop "
+                      f"(tolerance {report.tolerance:g}, or one question's worth): {names}")
 
 
 def result_stem(result: RunResult) -> str:
