@@ -43,6 +43,10 @@ class Settings:
     k: int = field(default=5, metadata=_meta("Number of distinct documents retrieved per question."))
     candidates: int = field(default=30, metadata=_meta("Chunks each retriever proposes before fusion."))
     rrf_k: int = field(default=60, metadata=_meta("Reciprocal-rank-fusion constant."))
+    lexical_weight: float = field(default=0.5, metadata=_meta("Weight of the BM25 ranking in fusion (dense = 1)."))
+    lexical_min_ratio: float = field(
+        default=0.5, metadata=_meta("BM25 hits scoring under this share of the best BM25 hit are dropped.")
+    )
     answer_mode: str = field(default="auto", metadata=_meta("`auto`, `llm` or `offline`."))
     llm_model: str = field(default="gpt-4o-mini", metadata=_meta("Chat model name for LLM answers."))
     openai_base_url: str | None = field(

@@ -28,10 +28,15 @@ _QUESTION_WORDS = set(tokenize(
     "give list show find"
 ))
 _ASKS_FOR_PEOPLE = re.compile(r"\bwho(?:m|se)?\b|作者|谁", re.I)
+# Chinese words for facts that abstracts rarely state, with the English word the evidence needs.
+_CJK_REQUIRES = {"作者": "author", "谁": "author", "许可": "licence", "授权": "licence", "学习率": "learning rate",
+                 "批量大小": "batch size", "参数量": "parameters", "经费": "funding", "资助": "funding"}
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 # Calibrated on the eval question set (see eval/ and README "Offline answers").
-MIN_COVERAGE = 0.5  # share of the question's (IDF-weighted) terms the evidence must contain
+MIN_COVERAGE = 0.6  # share of the question's (IDF-weighted) terms the evidence must contain
+MIN_PAIR_COVERAGE = 0.85  # ... or two documents together, when each covers MIN_SHARE_EACH
+MIN_SHARE_EACH = 0.3
 MIN_DENSE_CROSSLINGUAL = 0.80  # cosine the best chunk needs when words cannot be matched
 MAX_SENTENCES = 3
 RELATIVE_KEEP = 0.75  # a sentence from another document must score this share of the best one
@@ -109,6 +114,10 @@ def compose(question: str, hits: list[Hit], *, embed=None) -> OfflineResult:
     if crosslingual:
         if embed is None or (hits[0].dense_score or 0.0) < MIN_DENSE_CROSSLINGUAL:
             return OfflineResult(REFUSAL, [], True, 0.0)
+        needed = [tokenize(en) for zh, en in _CJK_REQUIRES.items() if zh in question]
+        top_terms = set().union(*(c.terms for c in pool if c.hit_index <= 1))
+        if any(not all(_matches(t, top_terms) for t in words) for words in needed):
+            return OfflineResult(REFUSAL, [], True, 0.0)
         top = [c for c in pool if c.hit_index <= 1]
         vectors = embed([c.text for c in top], question)
         for c, sim in zip(top, vectors):
@@ -128,12 +137,16 @@ def compose(question: str, hits: list[Hit], *, embed=None) -> OfflineResult:
             glob = sum(w for t, w in weights.items() if _matches(t, c.terms)) / total
             loc = sum(w for t, w in local.items() if _matches(t, c.terms)) / local_total
             c.score = 0.5 * glob + 0.5 * loc - 0.03 * c.hit_index
-    # The evidence must cover the question's terms within one document.
-    best_doc_cov = 0.0
-    for i in range(len(hits)):
-        terms = set().union(*(c.terms for c in pool if c.hit_index == i)) if any(c.hit_index == i for c in pool) else set()
-        best_doc_cov = max(best_doc_cov, sum(w for t, w in weights.items() if _matches(t, terms)) / total)
-    if best_doc_cov < MIN_COVERAGE:
+    # The evidence must cover the question's terms within one document, or, for questions
+    # that span papers, within two documents that each cover a fair share.
+    doc_terms = [{t for t in q_terms if any(_matches(t, c.terms) for c in pool if c.hit_index == i)}
+                 for i in range(len(hits))]
+    doc_cov = sorted(((sum(weights[t] for t in ts) / total, ts) for ts in doc_terms), key=lambda x: -x[0])
+    best_doc_cov = doc_cov[0][0]
+    pair_cov = 0.0
+    if len(doc_cov) > 1 and doc_cov[1][0] >= MIN_SHARE_EACH:
+        pair_cov = sum(weights[t] for t in doc_cov[0][1] | doc_cov[1][1]) / total
+    if best_doc_cov < MIN_COVERAGE and pair_cov < MIN_PAIR_COVERAGE:
         return OfflineResult(REFUSAL, [], True, best_doc_cov)
     chosen = _choose(pool, q_terms=q_terms, weights=weights)
     if not chosen or chosen[0].score <= 0:

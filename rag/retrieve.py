@@ -30,12 +30,13 @@ def check_query(query: str) -> str:
     return query.strip()[:MAX_QUESTION_CHARS]
 
 
-def fuse(rankings: list[list[str]], rrf_k: int) -> dict[str, float]:
-    """Reciprocal-rank fusion: sum of 1 / (rrf_k + rank) over the rankings a chunk is in."""
+def fuse(rankings: list[list[str]], rrf_k: int, weights: list[float] | None = None) -> dict[str, float]:
+    """Weighted reciprocal-rank fusion: sum of w / (rrf_k + rank) over the rankings a chunk is in."""
+    weights = weights or [1.0] * len(rankings)
     scores: dict[str, float] = {}
-    for ranking in rankings:
+    for ranking, w in zip(rankings, weights):
         for rank, cid in enumerate(ranking, start=1):
-            scores[cid] = scores.get(cid, 0.0) + 1.0 / (rrf_k + rank)
+            scores[cid] = scores.get(cid, 0.0) + w / (rrf_k + rank)
     return scores
 
 
@@ -81,6 +82,9 @@ class Retriever:
         dense = self.store.query(qvec, n)
         t2 = time.perf_counter()
         lexical = self.lexical.search(query, n)
+        if lexical:  # weak BM25 matches (a shared common word) are noise, not evidence
+            floor = self.settings.lexical_min_ratio * lexical[0][1]
+            lexical = [(cid, s) for cid, s in lexical if s >= floor]
         t3 = time.perf_counter()
 
         found = {cid: (text, meta) for cid, text, meta, _ in dense}
@@ -88,7 +92,11 @@ class Retriever:
         found.update(self.store.get(missing))  # chunks deleted since the BM25 build drop out here
         cosine = {cid: sim for cid, _, _, sim in dense}
         bm25 = {cid: s for cid, s in lexical if cid in found}
-        fused = fuse([[c for c, *_ in dense], [c for c, _ in lexical if c in found]], self.settings.rrf_k)
+        fused = fuse(
+            [[c for c, *_ in dense], [c for c, _ in lexical if c in found]],
+            self.settings.rrf_k,
+            [1.0, self.settings.lexical_weight],
+        )
 
         hits: list[Hit] = []
         seen: set[str] = set()
