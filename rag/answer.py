@@ -57,6 +57,12 @@ def answer(
     if mode is not None:
         settings = settings.with_overrides(answer_mode=mode)
     question = check_query(question)
+    chosen = resolve_mode(settings)
+    client = llm
+    if chosen == "llm" and client is None:
+        from rag.llm import OpenAIChatClient
+
+        client = OpenAIChatClient(settings)  # checks the LLM settings before any retrieval work
     started = time.perf_counter()
     retriever = get_retriever(settings)
     t_open = time.perf_counter()
@@ -64,9 +70,8 @@ def answer(
     hits = retrieval.hits
     t_retrieved = time.perf_counter()
 
-    chosen = resolve_mode(settings)
     if chosen == "llm":
-        return _answer_llm(question, hits, settings, llm=llm, on_token=on_token,
+        return _answer_llm(question, hits, settings, llm=client, on_token=on_token,
                            timings={"open_index": (t_open - started) * 1000, **retrieval.timings_ms},
                            started=started)
     result = compose(question, hits, embed=cosine_scorer(retriever.embedder))
