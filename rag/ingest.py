@@ -18,7 +18,8 @@ from rag.chunk import chunk_document, make_splitter
 from rag.clean import clean
 from rag.config import Settings, get_settings
 from rag.corpus import read_corpus
-from rag.embed import get_embedder
+from rag.embed import Embedder, get_embedder
+from rag.embed_cache import cache_for, embed_with_cache
 from rag.errors import BusyError
 from rag.store import Store, index_root, lexical_dir
 from rag.types import Chunk, IngestReport
@@ -59,6 +60,21 @@ def _completed(stored: dict, n_chunks: dict[str, int]) -> int:
     return sum(1 for did in n_chunks if did in stored)
 
 
+def _lexical_matches(stored: dict, gone: list[str], settings: Settings) -> bool:
+    """True when the saved BM25 index covers exactly the chunk ids the store holds now.
+
+    Called only when this run added nothing, so the store holds `stored` minus `gone`. With a
+    Chroma server another client may have changed the collection: comparing ids (not only the
+    count) catches that.
+    """
+    ids = lexical.stored_ids(lexical_dir(settings))
+    if ids is None:
+        return False
+    dropped = set(gone)
+    want = {cid for did, entry in stored.items() if did not in dropped for cid in entry["chunk_ids"]}
+    return len(ids) == len(want) and set(ids) == want
+
+
 def rebuild_lexical(store: Store, settings: Settings) -> int:
     """Rebuild the BM25 index from every chunk in the store; return the chunk count."""
     ids, texts = [], []
@@ -76,8 +92,14 @@ def ingest(
     rebuild: bool = False,
     progress: Progress | None = None,
     wait: bool = True,
+    embedder: Embedder | None = None,
 ) -> IngestReport:
-    """Bring the index in line with the files under `paths` (default: the data folder)."""
+    """Bring the index in line with the files under `paths` (default: the data folder).
+
+    Passage vectors come from the embedding cache when the same model already embedded the
+    same text (in any run, for any collection in this index folder); only misses reach the
+    embedder. `embedder` replaces the one named by the settings (tests pass a counting one).
+    """
     settings = settings or get_settings()
     started = time.perf_counter()
     roots = [Path(p).expanduser().resolve() for p in (paths or [settings.data_dir])]
@@ -117,7 +139,8 @@ def ingest(
                     report.unchanged += 1
                 continue
             if splitter is None:  # only new or half-written documents need the splitter
-                splitter = make_splitter(settings, get_embedder(settings).count_tokens)
+                embedder = embedder or get_embedder(settings)
+                splitter = make_splitter(settings, embedder.count_tokens)
             chunks = chunk_document(doc, splitter)
             have = set(entry["chunk_ids"]) if entry else set()
             missing = [c for c in chunks if c.id not in have]
@@ -131,14 +154,23 @@ def ingest(
 
         total = len(to_embed)
         progress("embed", 0, total)
-        embedder = get_embedder(settings) if total else None
-        for i in range(0, total, EMBED_BATCH):
-            batch = to_embed[i : i + EMBED_BATCH]
-            vectors = embedder.embed_passages([clean(c.text) for c in batch])
-            store.add(wanted, batch, vectors, n_chunks)
-            report.chunks_embedded += len(batch)
-            report.tokens_embedded += sum(embedder.count_tokens(clean(c.text)) for c in batch)
-            progress("embed", min(i + EMBED_BATCH, total), total)
+        cache = None
+        if total:
+            embedder = embedder or get_embedder(settings)
+            cache = cache_for(index_root(settings), embedder.name)
+        try:
+            for i in range(0, total, EMBED_BATCH):
+                batch = to_embed[i : i + EMBED_BATCH]
+                texts = [clean(c.text) for c in batch]
+                vectors, fresh = embed_with_cache(texts, embedder.embed_passages, cache)
+                store.add(wanted, batch, vectors, n_chunks)
+                report.chunks_embedded += len(fresh)
+                report.chunks_cached += len(batch) - len(fresh)
+                report.tokens_embedded += sum(embedder.count_tokens(texts[j]) for j in fresh)
+                progress("embed", min(i + EMBED_BATCH, total), total)
+        finally:
+            if cache is not None:
+                cache.close()
 
         gone = []
         for did, entry in stored.items():
@@ -155,7 +187,7 @@ def ingest(
         report.removed = len(gone)
 
         progress("lexical", 0, 1)
-        if report.added or report.removed or lexical.stored_count(lexical_dir(settings)) != store.count():
+        if report.added or report.removed or not _lexical_matches(stored, gone, settings):
             rebuild_lexical(store, settings)
         progress("lexical", 1, 1)
         report.documents = len(stored) + report.added - report.removed - _completed(stored, n_chunks)

@@ -97,12 +97,19 @@ def build(chunk_ids: Sequence[str], texts: Sequence[str], folder: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def stored_ids(folder: Path) -> list[str] | None:
+    """Chunk ids of the saved index, or None when there is none."""
+    try:
+        ids = json.loads((folder / IDS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return ids if isinstance(ids, list) else None
+
+
 def stored_count(folder: Path) -> int:
     """Number of chunks in the saved index, or -1 when there is none."""
-    try:
-        return len(json.loads((folder / IDS_FILE).read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-        return -1
+    ids = stored_ids(folder)
+    return -1 if ids is None else len(ids)
 
 
 def load(folder: Path) -> LexicalIndex:

@@ -134,7 +134,8 @@ class IngestReport:
     updated: int = 0
     removed: int = 0
     unchanged: int = 0
-    chunks_embedded: int = 0
+    chunks_embedded: int = 0  # by the embedding engine in this run
+    chunks_cached: int = 0  # written with a vector from the embedding cache
     tokens_embedded: int = 0
     documents: int = 0
     skipped: list[Problem] = field(default_factory=list)
