@@ -75,6 +75,17 @@ def _lexical_matches(stored: dict, gone: list[str], settings: Settings) -> bool:
     return len(ids) == len(want) and set(ids) == want
 
 
+def refresh_lexical(store: Store, settings: Settings) -> None:
+    """Rebuild the BM25 index from the store when it is missing or its chunk count differs.
+
+    For readers (`rag ask`/`search`): with a Chroma server the collection may have been
+    built or changed by another machine, and the lexical index is always local.
+    """
+    with ingest_lock(settings):
+        if lexical.stored_count(lexical_dir(settings)) != store.count():  # not fixed meanwhile
+            rebuild_lexical(store, settings)
+
+
 def rebuild_lexical(store: Store, settings: Settings) -> int:
     """Rebuild the BM25 index from every chunk in the store; return the chunk count."""
     ids, texts = [], []
@@ -119,11 +130,14 @@ def ingest(
         stored = store.documents()
 
         # Sources: a stored file under the scanned roots that produced nothing now, or any
-        # stored file that no longer exists, is gone; files outside the roots are kept.
+        # stored file that no longer exists, is gone; other files outside the roots are kept.
+        # With a Chroma server, files named by other clients live on other machines: only
+        # files under the scanned roots can be judged gone.
+        exists = (lambda s: True) if settings.chroma_url else (lambda s: Path(s).exists())
         wanted = {d.id: d for d in corpus.documents}
         for did, doc in wanted.items():
             old = stored.get(did, {}).get("sources", [])
-            keep = [s for s in old if not _under(s, roots) and Path(s).exists()]
+            keep = [s for s in old if not _under(s, roots) and exists(s)]
             doc.sources = sorted(set(keep) | set(doc.sources))
 
         to_embed: list[Chunk] = []
@@ -176,7 +190,7 @@ def ingest(
         for did, entry in stored.items():
             if did in wanted:
                 continue
-            left = [s for s in entry["sources"] if not _under(s, roots) and Path(s).exists()]
+            left = [s for s in entry["sources"] if not _under(s, roots) and exists(s)]
             if left:
                 if left != entry["sources"]:
                     store.update_metadata(did, {"sources": json.dumps(left)})

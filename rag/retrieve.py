@@ -67,8 +67,27 @@ class Retriever:
 
         self.settings = settings
         self.store = Store(settings)
-        self.lexical = lexical.load(lexical_dir(settings))
+        self.lexical = self._load_lexical(lexical, lexical_dir(settings))
         self.embedder = get_embedder(settings)
+
+    def _load_lexical(self, lexical, folder):
+        """Load the local BM25 index, rebuilding it from the store when missing or stale.
+
+        The check is one `count()` call: cheap enough for every start, and it catches a
+        collection another client of a Chroma server has changed (ingest compares ids).
+        """
+        from rag.errors import IndexError_
+
+        try:
+            index = lexical.load(folder)
+            if len(index.chunk_ids) == self.store.count():
+                return index
+        except IndexError_:
+            pass
+        from rag.ingest import refresh_lexical
+
+        refresh_lexical(self.store, self.settings)
+        return lexical.load(folder)
 
     def retrieve(self, query: str, *, k: int | None = None) -> Retrieval:
         k = self.settings.k if k is None else k
