@@ -26,6 +26,20 @@ TEMPLATES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "question": (frozenset({"sources", "question"}), frozenset({"refusal"})),
     "repair": (frozenset({"problems"}), frozenset({"k", "refusal"})),
 }
+# Templates used outside answers (not part of `Prompts` or its digest), validated the same way.
+OTHER_TEMPLATES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "rewrite": (frozenset({"history", "question"}), frozenset()),  # chat follow-ups (rag.rewrite)
+}
+
+
+def _spec(name: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Return a template's (required, optional) variables; unknown names are an error."""
+    spec = TEMPLATES.get(name) or OTHER_TEMPLATES.get(name)
+    if spec is None:
+        known = ", ".join(sorted({*TEMPLATES, *OTHER_TEMPLATES}))
+        raise PromptError(f"unknown prompt {name!r} (known: {known})")
+    return spec
+
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -43,7 +57,7 @@ class Template:
         missing = sorted(self.variables - values.keys())
         if missing:
             raise PromptError(f"prompt {self.name!r}: no value for {', '.join(missing)}")
-        required, optional = TEMPLATES[self.name]
+        required, optional = _spec(self.name)
         unknown = sorted(values.keys() - required - optional)
         if unknown:
             raise PromptError(f"prompt {self.name!r}: unknown variable(s) {', '.join(unknown)}")
@@ -52,9 +66,7 @@ class Template:
 
 def parse_template(name: str, text: str) -> Template:
     """Check a template's placeholders against the variables its name allows."""
-    if name not in TEMPLATES:
-        raise PromptError(f"unknown prompt {name!r} (known: {', '.join(sorted(TEMPLATES))})")
-    required, optional = TEMPLATES[name]
+    required, optional = _spec(name)
     used = set(PLACEHOLDER.findall(text))
     leftover = PLACEHOLDER.sub("", text)
     if "{{" in leftover or "}}" in leftover:
@@ -74,8 +86,7 @@ def parse_template(name: str, text: str) -> Template:
 
 def load_template(name: str, *, directory: Path | None = None) -> Template:
     """Load and validate the template `name` from the packaged prompts (or `directory`)."""
-    if name not in TEMPLATES:
-        raise PromptError(f"unknown prompt {name!r} (known: {', '.join(sorted(TEMPLATES))})")
+    _spec(name)
     filename = f"{name}.txt"
     try:
         if directory is not None:
