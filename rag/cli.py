@@ -183,6 +183,94 @@ def sources(as_json: bool = typer.Option(False, "--json", help="Print a JSON lis
     typer.echo(f"{len(rows)} documents", err=True)
 
 
+@app.command()
+def chat(
+    k: Optional[int] = typer.Option(None, "-k", help="Documents retrieved per question (/k changes it)."),
+    mode: Optional[str] = typer.Option(None, "--mode", help="offline, llm or auto (/mode changes it)."),
+    model: Optional[str] = typer.Option(None, "--model", help="LLM model name (RAG_LLM_MODEL)."),
+    base_url: Optional[str] = typer.Option(
+        None, "--base-url", help="OpenAI-compatible server URL (OPENAI_BASE_URL)."
+    ),
+    history: bool = typer.Option(
+        True, "--history/--no-history",
+        help="Keep input history in $XDG_STATE_HOME/rag/chat_history (or RAG_CHAT_HISTORY).",
+    ),
+) -> None:
+    """Chat with the abstracts: follow-up questions, sources and /commands (/help lists them)."""
+    from rich.console import Console
+
+    from rag.chat import Chat, LineReader, history_path
+
+    reader = None
+    try:
+        _check_k(k)
+        settings = _settings(answer_mode=mode, llm_model=model, openai_base_url=base_url, k=k)
+        if sys.stdin.isatty():
+            reader = LineReader(history_path() if history else None)
+            read = reader
+        else:
+            read = _read_piped
+        out = Console(highlight=False)
+        prompt = "\001\x1b[1;36m\002›\001\x1b[0m\002 " if out.is_terminal and not out.no_color else "› "
+        code = Chat(settings, read=read, console=out, err_console=Console(stderr=True, highlight=False),
+                    prompt=prompt if reader else "").run()
+    except RagError as e:
+        _fail(e)
+    finally:
+        if reader is not None:
+            reader.close()
+    raise typer.Exit(code)
+
+
+def _read_piped(prompt: str) -> str:
+    """Read one line from a non-terminal stdin; EOFError at its end."""
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line.rstrip("\n")
+
+
+@app.command()
+def doctor(as_json: bool = typer.Option(False, "--json", help="Print the checks as JSON.")) -> None:
+    """Check the index, the models, the LLM endpoint and that nothing reaches the network."""
+    from rag.doctor import exit_code, run_checks
+
+    checks = run_checks()
+    if as_json:
+        _emit_json([c.to_dict() for c in checks])
+    else:
+        from rag.render import safe
+
+        marks = {"pass": "ok  ", "fail": "FAIL", "skip": "skip"}
+        for c in checks:
+            line = f"{marks[c.status]}  {c.name}: {safe(c.detail)}"
+            if c.failed and c.hint:
+                line += f" (hint: {safe(c.hint)})"
+            typer.echo(line)
+    raise typer.Exit(exit_code(checks))
+
+
+config_app = typer.Typer(help="Show the effective configuration.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+
+@config_app.command("show")
+def config_show(as_json: bool = typer.Option(False, "--json", help="Print settings and origins as JSON.")) -> None:
+    """Print the effective settings and where each came from (secrets masked)."""
+    try:
+        from rag.config import load_settings
+        from rag.render import format_settings, masked_settings
+
+        settings, origin = load_settings()
+    except RagError as e:
+        _fail(e)
+    rows = masked_settings(settings, origin)
+    if as_json:
+        _emit_json(rows)
+    else:
+        typer.echo(format_settings(rows), nl=False)
+
+
 def _register_extensions() -> None:
     from rag import eval_cli
 

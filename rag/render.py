@@ -61,3 +61,103 @@ def format_report(r: IngestReport) -> str:
         lines.append(f"Skipped {len(r.skipped)}:")
         lines.extend(f"  {safe(str(p))}" for p in r.skipped)
     return "\n".join(lines) + "\n"
+
+
+# -- rich renderables for `rag chat` -----------------------------------------------------------
+# Untrusted text reaches rich only as `Text` (never parsed as console markup) or as Markdown
+# source after `safe()`; hyperlinks are off so no escape sequence is emitted for links.
+
+CITATION_MARKER = re.compile(r"\[\d+(?:\s*[-–,]\s*\d+)*\]")
+CITATION_STYLE = "bold cyan"
+
+
+def cited_markdown(text: str):
+    """Return a rich Markdown renderable of `text` with its [n] citation markers highlighted."""
+    from rich.markdown import Markdown, Paragraph
+
+    class _CitedParagraph(Paragraph):
+        def __rich_console__(self, console, options):
+            self.text.highlight_regex(CITATION_MARKER, CITATION_STYLE)
+            yield from super().__rich_console__(console, options)
+
+    class _CitedMarkdown(Markdown):
+        elements = {**Markdown.elements, "paragraph_open": _CitedParagraph}
+
+    return _CitedMarkdown(safe(text), hyperlinks=False)
+
+
+def sources_text(ans: Answer, *, width: int = 90):
+    """Return the numbered sources of an answer (label, score, first line) as rich Text."""
+    from rich.text import Text
+
+    out = Text()
+    cited = {c.n for c in ans.citations}
+    for c in sorted(ans.citations, key=lambda c: c.n):
+        out.append(f"[{c.n}] ", style=CITATION_STYLE)
+        out.append(safe(c.label or c.title), style="bold")
+        out.append(f"  score {c.score:.3f}", style="dim")
+        out.append("\n    " + first_line(c.text, width) + "\n")
+    others = [(i + 1, h) for i, h in enumerate(ans.sources) if i + 1 not in cited]
+    if others:
+        names = ", ".join(f"[{n}] {safe(h.label or h.title)}" for n, h in others)
+        out.append(("Also retrieved: " if cited else "Retrieved: ") + names + "\n", style="dim")
+    return out
+
+
+def abstract_text(n: int, label: str, body: str, *, score: float | None = None,
+                  files: list[str] | None = None, url: str | None = None, doc_id: str = ""):
+    """Return one source in full (header line, files, URL, text) as rich Text."""
+    from pathlib import Path
+
+    from rich.text import Text
+
+    out = Text()
+    out.append(f"[{n}] ", style=CITATION_STYLE)
+    out.append(safe(label), style="bold")
+    meta = [f"id {doc_id}"] if doc_id else []
+    if score is not None:
+        meta.append(f"score {score:.3f}")
+    if files:
+        meta.append(", ".join(safe(Path(f).name) for f in files))
+    if meta:
+        out.append("  " + " · ".join(meta), style="dim")
+    out.append("\n")
+    if url:
+        out.append(safe(url) + "\n", style="underline")
+    out.append(safe(body).strip() + "\n")
+    return out
+
+
+def _mask_url(url: str) -> str:
+    """Hide a password embedded in a URL (https://user:secret@host)."""
+    return re.sub(r"(//[^/:@]+:)[^/@]+@", r"\1***@", url)
+
+
+def masked_settings(settings, origin: dict[str, str]) -> list[dict[str, str]]:
+    """Return one row per setting: name, value (secrets masked), origin and environment variable."""
+    import dataclasses
+
+    from rag.config import env_name
+
+    rows = []
+    for f in dataclasses.fields(settings):
+        value = getattr(settings, f.name)
+        if f.name == "openai_api_key":
+            shown = "set (hidden)" if value else "unset"
+        elif value is None:
+            shown = "unset"
+        else:
+            shown = _mask_url(str(value)) if f.name.endswith("_url") else str(value)
+        rows.append({"name": f.name, "value": shown, "origin": origin.get(f.name, "default"), "env": env_name(f)})
+    return rows
+
+
+def format_settings(rows: list[dict[str, str]]) -> str:
+    """Align the settings rows as `name  value  (origin)` lines."""
+    width = max(len(r["name"]) for r in rows)
+    vwidth = min(40, max(len(r["value"]) for r in rows))
+    lines = []
+    for r in rows:
+        how = r["origin"] if r["origin"].startswith("env ") else f"{r['origin']}; env {r['env']}"
+        lines.append(f"{r['name']:<{width}}  {safe(r['value']):<{vwidth}}  ({safe(how)})")
+    return "\n".join(lines) + "\n"
