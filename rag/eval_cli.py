@@ -51,7 +51,9 @@ def register(app: typer.Typer) -> None:
                 raise UsageError("use --check or --save-baseline, not both")
             if record and mode != "llm":
                 raise UsageError("--record applies to --mode llm only")
-            _run(questions, mode, k, as_json, save_baseline, check, tolerance, baseline, out, record, cassettes, judge, strict)
+            _run(questions=questions, mode=mode, k=k, as_json=as_json, save_baseline=save_baseline, check=check,
+                 tolerance=tolerance, baseline=baseline, out=out, record=record, cassettes=cassettes,
+                 judge=judge, strict=strict)
         except RagError as e:
             _fail(e)
 
@@ -83,7 +85,10 @@ def _evaluators(judge: bool):
     return (*EVALUATORS, faithfulness_evaluator(OpenAIChatClient(get_settings())))
 
 
-def _run(questions, mode, k, as_json, save_baseline, check, tolerance, baseline, out, record, cassettes, judge, strict) -> None:
+def _run(*, questions: Optional[Path], mode: str, k: Optional[int], as_json: bool, save_baseline: bool,
+         check: bool, tolerance: float, baseline: Path, out: Path, record: bool, cassettes: Path,
+         judge: bool, strict: bool) -> None:
+    """Run the eval, write the result and report, print them, save or check the baseline."""
     import json
 
     from rich.console import Console
