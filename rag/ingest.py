@@ -75,13 +75,13 @@ def _lexical_matches(stored: dict, gone: list[str], settings: Settings) -> bool:
     return len(ids) == len(want) and set(ids) == want
 
 
-def refresh_lexical(store: Store, settings: Settings) -> None:
+def refresh_lexical(store: Store, settings: Settings, *, wait: bool = True) -> None:
     """Rebuild the BM25 index from the store when it is missing or its chunk count differs.
 
     For readers (`rag ask`/`search`): with a Chroma server the collection may have been
     built or changed by another machine, and the lexical index is always local.
     """
-    with ingest_lock(settings):
+    with ingest_lock(settings, wait=wait):
         if lexical.stored_count(lexical_dir(settings)) != store.count():  # not fixed meanwhile
             rebuild_lexical(store, settings)
 
@@ -123,10 +123,7 @@ def ingest(
         report.skipped = corpus.problems
         progress("parse", 1, 1)
 
-        store = Store(settings, create=True)
-        if rebuild:
-            store.drop()
-            store = Store(settings, create=True)
+        store = Store.rebuilt(settings) if rebuild else Store(settings, create=True)
         stored = store.documents()
 
         # Sources: a stored file under the scanned roots that produced nothing now, or any
@@ -209,5 +206,8 @@ def ingest(
             rebuild_lexical(store, settings)
         progress("lexical", 1, 1)
         report.documents = len(stored) + report.added - report.removed - _completed(stored, n_chunks)
+    from rag.retrieve import forget_retrievers
+
+    forget_retrievers()  # retrievers opened before this ingest hold the old BM25 index
     report.seconds = time.perf_counter() - started
     return report

@@ -76,8 +76,9 @@ class Retriever:
         The check is one `count()` call: cheap enough for every start, and it catches a
         collection another client of a Chroma server has changed (ingest compares ids).
         """
-        from rag.errors import IndexError_
+        from rag.errors import BusyError, IndexError_
 
+        index = None
         try:
             index = lexical.load(folder)
             if len(index.chunk_ids) == self.store.count():
@@ -86,7 +87,12 @@ class Retriever:
             pass
         from rag.ingest import refresh_lexical
 
-        refresh_lexical(self.store, self.settings)
+        try:
+            refresh_lexical(self.store, self.settings, wait=False)
+        except BusyError:
+            # An ingest is running and will rebuild BM25 when it ends; until then answer from
+            # what is there (hits are resolved against Chroma, so none can be stale).
+            return index if index is not None else lexical.LexicalIndex(None, [])
         return lexical.load(folder)
 
     def retrieve(self, query: str, *, k: int | None = None) -> Retrieval:
@@ -141,6 +147,11 @@ class Retriever:
 
 
 _RETRIEVERS: dict[tuple, Retriever] = {}
+
+
+def forget_retrievers() -> None:
+    """Drop cached retrievers (after an ingest changed the index under them)."""
+    _RETRIEVERS.clear()
 
 
 def get_retriever(settings: Settings) -> Retriever:

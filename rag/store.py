@@ -71,6 +71,39 @@ class Store:
     def __init__(self, settings: Settings, *, create: bool = False) -> None:
         self.settings = settings
         self.name = settings.collection_name()
+        try:
+            self._open(create)
+        except (IndexError_, UsageError):
+            raise
+        except Exception as e:  # a damaged store: chromadb raises InternalError and others
+            detail = (str(e).splitlines() or [""])[0][:200]
+            where = settings.chroma_url or str(index_root(settings) / "chroma")
+            raise IndexError_(f"the index in {where} cannot be read ({type(e).__name__}: {detail})",
+                              hint="run `rag ingest --rebuild`") from e
+
+    @classmethod
+    def rebuilt(cls, settings: Settings) -> "Store":
+        """Return an empty store for these settings, dropping the old collection.
+
+        A local store too damaged to open is moved aside (`chroma.broken-<time>`), not
+        deleted, and a new one is created in its place.
+        """
+        try:
+            cls(settings, create=True).drop()
+        except IndexError_:
+            if settings.chroma_url:
+                raise
+            import time
+
+            from chromadb.api.client import SharedSystemClient
+
+            path = index_root(settings) / "chroma"
+            path.rename(path.with_name(f"chroma.broken-{time.strftime('%Y%m%d-%H%M%S')}"))
+            SharedSystemClient.clear_system_cache()  # chromadb caches the open store per path
+        return cls(settings, create=True)
+
+    def _open(self, create: bool) -> None:
+        settings = self.settings
         self.client = _client(settings, create=create)
         if create:
             self.collection = self.client.get_or_create_collection(

@@ -1,0 +1,160 @@
+"""Crash safety and concurrency: SIGKILLed ingests, parallel ingests, corrupt indexes."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import rag
+from rag.cli import app
+from rag.config import Settings
+from rag.corpus import read_corpus
+from rag.ingest import ingest
+from rag import lexical
+from rag.store import Store, lexical_dir
+
+from conftest import ROOT, seed_paragraphs
+
+# A child process runs a real ingest and SIGKILLs itself at the named point. Progress stages
+# are the pipeline's own: parse (files being read), embed (after a batch was written to
+# Chroma), lexical (every chunk written, BM25 not yet rebuilt); "write" dies inside a Chroma
+# write, after half of a batch reached the store.
+CHILD = textwrap.dedent(
+    """
+    import os, signal, sys
+    from rag.config import Settings
+    from rag.ingest import ingest
+    from rag.store import Store
+
+    settings = Settings(data_dir=sys.argv[1], index_dir=sys.argv[2])
+    point = sys.argv[3]
+
+    def die():
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def progress(stage, done, total):
+        if stage == point and (stage != "embed" or done > 0):
+            die()
+
+    if point == "write":
+        real_add = Store.add
+        def add(self, docs, chunks, vectors, *args, **kwargs):
+            real_add(self, docs, chunks[:1], vectors[:1], *args, **kwargs)
+            die()
+        Store.add = add
+    ingest(settings=settings, progress=progress)
+    """
+)
+
+
+@pytest.fixture
+def corpus_dir(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    paras = seed_paragraphs()
+    (data / "a.txt").write_text("\n\n".join(paras[:6]), encoding="utf-8")
+    (data / "b.txt").write_text("\n\n".join(paras[5:11]), encoding="utf-8")  # paragraph 5 in both
+    return data
+
+
+def _assert_exactly_once(settings: Settings, data: Path) -> None:
+    wanted = {d.id for d in read_corpus([data]).documents}
+    store = Store(settings)
+    docs = store.documents()
+    assert set(docs) == wanted  # every document, and no orphans
+    chunk_ids = [cid for d in docs.values() for cid in d["chunk_ids"]]
+    assert len(chunk_ids) == len(set(chunk_ids)) == store.count()
+    for d in docs.values():
+        assert len(d["chunk_ids"]) == d["n_chunks"]  # no half-written document
+    assert sorted(lexical.load(lexical_dir(settings)).chunk_ids) == sorted(chunk_ids)
+
+
+@pytest.mark.parametrize("point", ["parse", "embed", "write", "lexical"])
+def test_sigkilled_ingest_then_rerun_holds_every_document_once(tmp_path, corpus_dir, point):
+    index = tmp_path / "index"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.run([sys.executable, "-c", CHILD, str(corpus_dir), str(index), point],
+                           env=env, capture_output=True, text=True, timeout=300)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    settings = Settings(data_dir=str(corpus_dir), index_dir=str(index))
+    ingest(settings=settings)
+    _assert_exactly_once(settings, corpus_dir)
+    again = ingest(settings=settings)
+    assert again.chunks_embedded == 0 and again.added == 0
+
+
+def test_two_ingests_at_once_are_serialized(tmp_path, corpus_dir):
+    index = tmp_path / "index"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RAG_INDEX_DIR": str(index), "RAG_DATA_DIR": str(corpus_dir)}
+    cmd = [sys.executable, "-m", "rag.cli", "ingest", "--json"]
+    first = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    second = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out1, err1 = first.communicate(timeout=300)
+    out2, err2 = second.communicate(timeout=300)
+    assert first.returncode == 0 and second.returncode == 0, err1 + err2
+    reports = [json.loads(out1), json.loads(out2)]
+    # One of them did the work; the other waited for the lock and found nothing left to do.
+    n_docs = len(read_corpus([corpus_dir]).documents)
+    assert sorted(r["added"] for r in reports) == [0, n_docs]
+    assert sorted(r["chunks_embedded"] for r in reports)[0] == 0
+    _assert_exactly_once(Settings(data_dir=str(corpus_dir), index_dir=str(index)), corpus_dir)
+
+
+def test_questions_during_an_ingest_see_a_consistent_index(tmp_path, corpus_dir):
+    settings = Settings(data_dir=str(corpus_dir), index_dir=str(tmp_path / "index"))
+    paras = seed_paragraphs()
+    (corpus_dir / "b.txt").write_text("\n\n".join(paras[5:7]), encoding="utf-8")
+    ingest(settings=settings)
+    (corpus_dir / "c.txt").write_text("\n\n".join(paras[11:20]), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RAG_INDEX_DIR": settings.index_dir, "RAG_DATA_DIR": str(corpus_dir)}
+    writer = subprocess.Popen([sys.executable, "-m", "rag.cli", "ingest", "-q"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    asked = 0
+    try:
+        while writer.poll() is None and asked < 40:
+            ans = rag.answer("Which paper proposes a model-free temporal difference method targeting the HJB equation?",
+                             settings=settings)
+            assert not ans.refused
+            assert {c.n for c in ans.citations} <= set(range(1, len(ans.sources) + 1))
+            assert len({h.doc_id for h in ans.sources}) == len(ans.sources)
+            asked += 1
+    finally:
+        _, err = writer.communicate(timeout=300)
+    assert writer.returncode == 0, err
+    assert asked > 0
+
+
+def test_corrupt_index_is_one_line_naming_rebuild_which_fixes_it(tmp_path, corpus_dir, monkeypatch):
+    index = tmp_path / "index"
+    monkeypatch.setenv("RAG_INDEX_DIR", str(index))
+    monkeypatch.setenv("RAG_DATA_DIR", str(corpus_dir))
+    runner = CliRunner()
+    assert runner.invoke(app, ["ingest", "-q"]).exit_code == 0
+    sqlite = index / "chroma" / "chroma.sqlite3"
+    sqlite.write_bytes(b"this is not a database" * 100)
+    res = runner.invoke(app, ["ask", "What does BraVE do?"])
+    assert res.exit_code == 4, res.output
+    assert "rag ingest --rebuild" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    fixed = runner.invoke(app, ["ingest", "--rebuild", "-q"])
+    assert fixed.exit_code == 0, fixed.output
+    assert runner.invoke(app, ["ask", "What does BraVE do?"]).exit_code == 0
+
+
+def test_corrupt_lexical_index_is_rebuilt_from_the_store(tmp_path, corpus_dir, monkeypatch):
+    """BM25 is derived data: a reader that finds it damaged rebuilds it from Chroma."""
+    settings = Settings(data_dir=str(corpus_dir), index_dir=str(tmp_path / "index"))
+    ingest(settings=settings)
+    (lexical_dir(settings) / "chunk_ids.json").write_text("{not json", encoding="utf-8")
+    monkeypatch.setenv("RAG_INDEX_DIR", settings.index_dir)
+    monkeypatch.setenv("RAG_DATA_DIR", str(corpus_dir))
+    res = CliRunner().invoke(app, ["search", "--json", "Hamilton-Jacobi-Bellman temporal difference"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)[0]["lexical_score"] > 0
+    _assert_exactly_once(settings, corpus_dir)
