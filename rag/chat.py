@@ -133,6 +133,7 @@ class Chat:
         answer_fn: Callable[..., Answer] | None = None,
         client_factory: Callable[[Settings], Any] = _default_client,
         prompt: str = "› ",
+        verbose: bool = False,
     ) -> None:
         from rag.answer import resolve_mode
 
@@ -145,6 +146,7 @@ class Chat:
         self.answer_fn = answer_fn
         self.client_factory = client_factory
         self.prompt = prompt
+        self.verbose = verbose
         self.k = settings.k
         self.mode = resolve_mode(settings)
         self.history: list[Turn] = []
@@ -198,6 +200,8 @@ class Chat:
         """Print one error line (with its hint) and carry on."""
         msg = f"error: {safe(str(err))}" + (f" (hint: {safe(err.hint)})" if err.hint else "")
         self.err.print(Text(msg, style="red"), soft_wrap=True)
+        if self.verbose and err.__cause__ is not None:
+            self.err.print(Text(f"cause: {safe(repr(err.__cause__))}", style="dim"), soft_wrap=True)
 
     # -- commands -------------------------------------------------------------------------------
     def command(self, line: str) -> None:

@@ -213,7 +213,7 @@ def chat(
         out = Console(highlight=False)
         prompt = "\001\x1b[1;36m\002›\001\x1b[0m\002 " if out.is_terminal and not out.no_color else "› "
         code = Chat(settings, read=read, console=out, err_console=Console(stderr=True, highlight=False),
-                    prompt=prompt if reader else "").run()
+                    prompt=prompt if reader else "", verbose=_state["verbose"]).run()
     except RagError as e:
         _fail(e)
     finally:
@@ -281,8 +281,24 @@ _register_extensions()
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: click's usage errors become one line (exit code 2)."""
+    try:
+        code = app(standalone_mode=False)
+    except Exception as e:  # noqa: BLE001 - typer vendors click, so its errors are matched by shape
+        name = type(e).__name__
+        if name == "Abort":
+            typer.echo("aborted", err=True)
+            sys.exit(130)
+        if not (hasattr(e, "format_message") and isinstance(getattr(e, "exit_code", None), int)):
+            raise
+        if name == "NoArgsIsHelpError":  # `rag` alone shows the help, as before
+            e.show()
+            sys.exit(e.exit_code)
+        ctx = getattr(e, "ctx", None)
+        hint = f" (hint: see `{ctx.command_path} --help`)" if ctx is not None else ""
+        typer.echo(f"error: {e.format_message()}{hint}", err=True)
+        sys.exit(e.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

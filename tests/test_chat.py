@@ -169,6 +169,20 @@ def test_llm_mode_streams_and_rewrites_with_the_model(seed_settings, terminal):
     assert "42 tokens" in text
 
 
+def test_verbose_shows_the_cause(seed_settings):
+    def failing(question, **kwargs):
+        from rag.errors import ProviderError
+
+        try:
+            raise TimeoutError("read timed out")
+        except TimeoutError as cause:
+            raise ProviderError("server (model m): timed out after 1 attempt") from cause
+
+    _, _, err, _ = _chat(seed_settings, ["q"], answer_fn=failing, verbose=True)
+    assert err.file.getvalue().splitlines() == [
+        "error: server (model m): timed out after 1 attempt", "cause: TimeoutError('read timed out')"]
+
+
 def test_llm_mode_needs_a_configured_llm(seed_settings):
     def unconfigured(settings):
         raise ConfigError("no LLM configured", hint="set OPENAI_BASE_URL")

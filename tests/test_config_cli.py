@@ -40,3 +40,14 @@ def test_bad_config_file_is_one_line_exit_5(tmp_path):
     res = runner.invoke(app, ["config", "show"])
     assert res.exit_code == 5 and "unknown setting 'colour'" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.output
+
+
+def test_click_usage_errors_are_one_line_exit_2():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    rag = Path(sys.executable).parent / "rag"
+    res = subprocess.run([str(rag), "ask", "--no-such-flag", "x"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.strip() == "error: No such option: --no-such-flag (hint: see `rag ask --help`)"
