@@ -36,8 +36,11 @@ def _stopwords() -> frozenset[str]:
     return frozenset(STOPWORDS_EN)
 
 
-def tokenize(text: str) -> list[str]:
-    """Lower-case, split, drop English stopwords, stem; CJK runs become character bigrams."""
+def tokenize(text: str, *, compounds: bool = True) -> list[str]:
+    """Lower-case, split, drop English stopwords, stem; CJK runs become character bigrams.
+
+    With `compounds`, a hyphenated word also yields its joined form ("T2I-R1" -> "t2ir1").
+    """
     out: list[str] = []
     stop = _stopwords()
     for tok in _WORD.findall(clean(text).lower()):
@@ -46,7 +49,7 @@ def tokenize(text: str) -> list[str]:
         elif tok not in stop:
             out.extend(p for p in tok.replace("'", "-").split("-")
                        if p and p not in stop and (len(p) > 1 or p.isdigit()))
-            if "-" in tok:
+            if compounds and "-" in tok:
                 out.append(tok.replace("-", ""))  # "T2I-R1" also matches "t2ir1"
     words = [t for t in out if not _CJK.match(t)]
     stems = iter(_stemmer().stemWords(words))

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rag.clean import clean
 from rag.lexical import tokenize
 from rag.sentences import split_sentences
 from rag.types import Hit
@@ -25,12 +26,14 @@ _QUESTION_WORDS = set(tokenize(
     "introduces present presents describe describes method methods approach approaches "
     "tell me about explain mention mentions report reports any there according corpus "
     "main key idea contribution contributions many much need needs kind type types called name named "
-    "give list show find"
+    "give list show find achieve achieves achieved obtain obtains reach reaches"
 ))
 _ASKS_FOR_PEOPLE = re.compile(r"\bwho(?:m|se)?\b|作者|谁", re.I)
 # Chinese words for facts that abstracts rarely state, with the English word the evidence needs.
 _CJK_REQUIRES = {"作者": "author", "谁": "author", "许可": "licence", "授权": "licence", "学习率": "learning rate",
                  "批量大小": "batch size", "参数量": "parameters", "经费": "funding", "资助": "funding"}
+_ASKS_FOR_PAPER = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:paper|papers|work|method|model|framework|system|benchmark|approach)\b|\bpropos|\bintroduc", re.I)
+_INTRO = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+)?(?:propose|introduce|present|develop|release)\b", re.I)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 # Calibrated on the eval question set (see eval/ and README "Offline answers").
@@ -40,6 +43,7 @@ MIN_SHARE_EACH = 0.3
 MIN_DENSE_CROSSLINGUAL = 0.80  # cosine the best chunk needs when words cannot be matched
 MAX_SENTENCES = 3
 RELATIVE_KEEP = 0.75  # a sentence from another document must score this share of the best one
+INTRO_BONUS = 0.15  # for "we propose ..." sentences when the question asks which paper
 MIN_GAIN = 0.15  # a further sentence must cover this share of the question's weight left uncovered
 
 
@@ -101,11 +105,9 @@ def compose(question: str, hits: list[Hit], *, embed=None) -> OfflineResult:
     if not pool:
         return OfflineResult(REFUSAL, [], True, 0.0)
 
-    q_terms = [t for t in dict.fromkeys(tokenize(question)) if t not in _QUESTION_WORDS]
+    # Hyphenated words count by their parts ("actor-critic": actor, critic), not a third time.
+    q_terms = [t for t in dict.fromkeys(tokenize(question, compounds=False)) if t not in _QUESTION_WORDS]
     q_terms = [t for t in q_terms if not _CJK.match(t)]
-    parts = set(q_terms)
-    # "actor-critic" yields actor, critic and actorcrit: count the concept once.
-    q_terms = [t for t in q_terms if not any(t == a + b and a in parts and b in parts for a in parts for b in parts)]
     if _ASKS_FOR_PEOPLE.search(question):
         # "Who ...?" asks for people; abstracts rarely name them, so the evidence must.
         q_terms.append(tokenize("author")[0])
@@ -118,13 +120,17 @@ def compose(question: str, hits: list[Hit], *, embed=None) -> OfflineResult:
         top_terms = set().union(*(c.terms for c in pool if c.hit_index <= 1))
         if any(not all(_matches(t, top_terms) for t in words) for words in needed):
             return OfflineResult(REFUSAL, [], True, 0.0)
-        top = [c for c in pool if c.hit_index <= 1]
+        # Sentence similarity across languages is noisy: quote the best abstract, and the
+        # second only when retrieval could hardly tell them apart.
+        near = [i for i, h in enumerate(hits[:2]) if (h.dense_score or 0) >= (hits[0].dense_score or 0) - 0.01]
+        top = [c for c in pool if c.hit_index in near]
         vectors = embed([c.text for c in top], question)
         for c, sim in zip(top, vectors):
             c.score = float(sim) + (0.02 if c.hit_index == 0 else 0.0)
         chosen = _choose(top, q_terms=[])
-        return OfflineResult(_render(chosen), _cited(chosen), False, float(hits[0].dense_score or 0.0))
+        return OfflineResult(_render(chosen, hits), _cited(chosen), False, float(hits[0].dense_score or 0.0))
 
+    asks_for_paper = bool(_ASKS_FOR_PAPER.search(question))
     weights = {t: _idf(t, pool) for t in q_terms}
     total = sum(weights.values())
     for i in range(len(hits)):
@@ -137,6 +143,8 @@ def compose(question: str, hits: list[Hit], *, embed=None) -> OfflineResult:
             glob = sum(w for t, w in weights.items() if _matches(t, c.terms)) / total
             loc = sum(w for t, w in local.items() if _matches(t, c.terms)) / local_total
             c.score = 0.5 * glob + 0.5 * loc - 0.03 * c.hit_index
+            if asks_for_paper and _INTRO.search(c.text):
+                c.score += INTRO_BONUS  # "which paper proposes X": the sentence naming the proposal
     # The evidence must cover the question's terms within one document, or, for questions
     # that span papers, within two documents that each cover a fair share.
     doc_terms = [{t for t in q_terms if any(_matches(t, c.terms) for c in pool if c.hit_index == i)}
@@ -151,7 +159,7 @@ def compose(question: str, hits: list[Hit], *, embed=None) -> OfflineResult:
     chosen = _choose(pool, q_terms=q_terms, weights=weights)
     if not chosen or chosen[0].score <= 0:
         return OfflineResult(REFUSAL, [], True, best_doc_cov)
-    return OfflineResult(_render(chosen), _cited(chosen), False, best_doc_cov)
+    return OfflineResult(_render(chosen, hits), _cited(chosen), False, best_doc_cov)
 
 
 def _choose(
@@ -191,8 +199,17 @@ def _choose(
     return sorted(chosen, key=lambda c: (c.hit_index, c.start))
 
 
-def _render(chosen: list[Candidate]) -> str:
-    return " ".join(f"{c.text} [{c.hit_index + 1}]" for c in chosen)
+def _render(chosen: list[Candidate], hits: list[Hit]) -> str:
+    """Join the quoted sentences with their markers, naming each paper the quotes do not name."""
+    parts: list[str] = []
+    for i, c in enumerate(chosen):
+        first_of_doc = i == 0 or chosen[i - 1].hit_index != c.hit_index
+        label = hits[c.hit_index].label
+        group = " ".join(x.text for x in chosen if x.hit_index == c.hit_index)
+        named = label.endswith("…") or clean(label).lower() in clean(group).lower()
+        prefix = f"{label}: " if first_of_doc and not named else ""
+        parts.append(f"{prefix}{c.text} [{c.hit_index + 1}]")
+    return " ".join(parts)
 
 
 def _cited(chosen: list[Candidate]) -> list[int]:
