@@ -143,8 +143,13 @@ def ingest(
         for did, doc in wanted.items():
             entry = stored.get(did)
             if entry is not None and entry["n_chunks"] == len(set(entry["chunk_ids"])):
+                changed = {}
                 if sorted(entry["sources"]) != doc.sources:
-                    store.update_metadata(did, {"sources": json.dumps(doc.sources)})
+                    changed["sources"] = json.dumps(doc.sources)
+                if entry["label"] != doc.label:  # a better labeller, or a title added to the record
+                    changed.update(label=doc.label, title=doc.title or "")
+                if changed:
+                    store.update_metadata(did, changed)
                     report.updated += 1
                 else:
                     report.unchanged += 1
@@ -202,7 +207,7 @@ def ingest(
         report.removed = len(gone)
 
         progress("lexical", 0, 1)
-        if report.added or report.removed or not _lexical_matches(stored, gone, settings):
+        if report.added or report.removed or report.updated or not _lexical_matches(stored, gone, settings):
             rebuild_lexical(store, settings)
         progress("lexical", 1, 1)
         report.documents = len(stored) + report.added - report.removed - _completed(stored, n_chunks)

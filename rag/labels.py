@@ -33,7 +33,23 @@ _FIRST_WORDS = 6
 _SUFFIX = re.compile(r"-(?:based|driven|aware|free|style|like|guided|level|wise|specific)$", re.I)
 
 
+_GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε",
+          "zeta": "ζ", "eta": "η", "theta": "θ", "kappa": "κ", "lambda": "λ", "mu": "μ", "pi": "π",
+          "rho": "ρ", "sigma": "σ", "tau": "τ", "phi": "φ", "psi": "ψ", "omega": "ω"}
+_GREEK_PREFIX = re.compile(r"^(" + "|".join(sorted(_GREEK, key=len, reverse=True)) + r")-(.+)$")
+
+
+def _display(tok: str) -> str:
+    """Write a Greek-prefixed name as it is printed: epsilon-DPO -> ε-DPO."""
+    m = _GREEK_PREFIX.match(tok)
+    return f"{_GREEK[m.group(1)]}-{m.group(2)}" if m else tok
+
+
 def _is_name(tok: str) -> bool:
+    m = _GREEK_PREFIX.match(tok)
+    if m:  # "$\varepsilon$-DPO" cleans to "epsilon-DPO": judge the part after the letter
+        rest = m.group(2)
+        return rest[:1].isupper() and any(c.isupper() for c in rest[1:]) or rest in _GENERIC
     if tok in _GENERIC or len(tok) < 3 or len(tok) > 24 or _SUFFIX.search(tok):
         return False
     if re.fullmatch(r"[A-Z]+s", tok) and tok[:-1] in _GENERIC | {tok[:-1]}:
@@ -69,7 +85,7 @@ def make_label(text: str, title: str | None = None) -> str:
         if n >= 3:
             best = (n, tok)
     if best is not None:
-        return best[1]
+        return _display(best[1])
     words = plain.split()
     head = " ".join(words[:_FIRST_WORDS]).rstrip(",;:.")
     return head + ("…" if len(words) > _FIRST_WORDS else "")
