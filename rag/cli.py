@@ -109,8 +109,11 @@ def ask(
         settings = _settings(answer_mode=mode, llm_model=model, openai_base_url=base_url)
         ans = answer(question, k=k, settings=settings, on_token=show if live else None)
     except RagError as e:
-        if streamed:
-            typer.echo("")
+        if streamed:  # the tokens on screen are not an answer: say so where they were printed
+            from rag.errors import ProviderStreamError
+
+            why = "the stream was interrupted" if isinstance(e, ProviderStreamError) else "it could not be checked"
+            typer.echo(f"\n(answer incomplete: {why})")
         _fail(e)
     if as_json:
         _emit_json(ans.to_dict())
@@ -122,7 +125,7 @@ def _print_answer(ans, streamed: str) -> None:
     """Print the answer; after a stream, print only what the citation check added or changed."""
     import dataclasses
 
-    from rag.render import format_answer
+    from rag.render import format_answer, safe
 
     if not streamed:
         typer.echo(format_answer(ans), nl=False)
@@ -135,7 +138,7 @@ def _print_answer(ans, streamed: str) -> None:
     if ans.mode == "llm":
         tokens = ans.usage.get("total_tokens")
         cost = f", {tokens} tokens" if tokens is not None else ""
-        typer.echo(f"(llm: {ans.model}{cost}, {ans.timings_ms.get('total', 0) / 1000:.1f}s)", err=True)
+        typer.echo(f"(llm: {safe(ans.model)}{cost}, {ans.timings_ms.get('total', 0) / 1000:.1f}s)", err=True)
 
 
 @app.command()

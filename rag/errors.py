@@ -43,6 +43,22 @@ class ProviderAuthError(ProviderError):
     hint = "check OPENAI_API_KEY"
 
 
+class ProviderConnectionError(ProviderError):
+    """The LLM provider could not be reached: its host name does not resolve, or it refused the connection."""
+
+    hint = "check OPENAI_BASE_URL"
+
+
+class ProviderResponseError(ProviderError):
+    """The LLM provider answered with something that is not a chat completion (bad JSON, wrong shape)."""
+
+    hint = "is OPENAI_BASE_URL an OpenAI-compatible /v1 endpoint?"
+
+
+class ProviderStreamError(ProviderError):
+    """The LLM provider's stream broke off before the answer was complete."""
+
+
 class IndexError_(RagError):
     """The index is missing, corrupt, or built with other settings."""
 

@@ -5,17 +5,26 @@ makes one repair call when they fail. `OpenAIChatClient` does the talking: llama
 off so that backoff is ours: 408/409/429/5xx, timeouts and dropped connections are retried
 with exponential backoff, honouring `Retry-After`; after the last try a `ProviderError`
 naming the provider is raised. llama-index is imported only when a request is made.
+
+Faults get their own `ProviderError` subclass: an unknown host or a refused connection is a
+`ProviderConnectionError`, a body that is not a chat completion a `ProviderResponseError`, and
+a stream that breaks off (an error after the first token, or an end without a finish reason) a
+`ProviderStreamError` - a partial reply is never returned as if it were complete. Error
+messages, their causes and the SDK's log records never hold the API key or URL credentials.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import logging
 import random
 import re
+import socket
 import time
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, NoReturn, Protocol
 from urllib.parse import urlsplit
 
 from rag.citations import CitationCheck, check_citations
@@ -23,8 +32,11 @@ from rag.config import Settings
 from rag.errors import (
     ConfigError,
     ProviderAuthError,
+    ProviderConnectionError,
     ProviderError,
     ProviderRateLimitError,
+    ProviderResponseError,
+    ProviderStreamError,
     ProviderTimeoutError,
 )
 from rag.offline import REFUSAL
@@ -36,7 +48,10 @@ BACKOFF_BASE = 0.5  # seconds before the first retry; doubles each time
 BACKOFF_MAX = 8.0
 MAX_RETRY_AFTER = 60.0  # a server asking us to wait longer than this ends the retries
 RETRY_STATUSES = frozenset({408, 409, 429})
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_URL_USERINFO = re.compile(r"(?<=//)[^/@\s]+@")
+# Finish reasons that mean the provider stopped the reply before the model finished it.
+CUT_SHORT = frozenset({"length", "content_filter"})
 
 Message = dict[str, str]
 TokenSink = Callable[[str], None]
@@ -51,6 +66,7 @@ class Completion:
     usage: dict[str, int] = field(default_factory=dict)
     latency_ms: float = 0.0
     attempts: int = 1
+    finish_reason: str | None = None
 
 
 class ChatClient(Protocol):
@@ -82,6 +98,61 @@ class _Failure:
     reason: str
     retryable: bool
     retry_after: float | None = None
+    hint: str | None = None
+    counted: bool = True  # end the message with "after N attempts"
+
+
+class ProviderCause(Exception):
+    """The transport error behind a `ProviderError`, described with secrets removed."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+class _SinkFailed(Exception):
+    """Wraps an exception raised by the caller's `on_token`, so it is never taken for a provider fault."""
+
+
+def redact(text: str, *secrets: str | None) -> str:
+    """Replace each secret and any `user:password@` in a URL with `***`."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return _URL_USERINFO.sub("***@", text)
+
+
+class _RedactLogs(logging.Filter):
+    """Remove API keys and URL credentials from the OpenAI SDK's and httpx's log records."""
+
+    secrets: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = redact(message, *self.secrets)
+        if clean != message:
+            record.msg, record.args = clean, None
+        return True
+
+
+_LOG_FILTER = _RedactLogs()
+
+
+def _guard_logs(secret: str | None) -> None:
+    if secret:
+        _RedactLogs.secrets.add(secret)
+    for name in ("openai._base_client", "httpx"):
+        logger = logging.getLogger(name)
+        if _LOG_FILTER not in logger.filters:
+            logger.addFilter(_LOG_FILTER)
+
+
+def _chain(err: BaseException) -> list[BaseException]:
+    """The exception and its causes/contexts, outermost first."""
+    out: list[BaseException] = []
+    while err is not None and len(out) < 12 and err not in out:
+        out.append(err)
+        err = err.__cause__ or err.__context__
+    return out
 
 
 def _retry_after(headers: Any) -> float | None:
@@ -118,7 +189,7 @@ def _server_message(err: Any) -> str:
     return ""
 
 
-def _classify(err: BaseException) -> _Failure | None:
+def _classify(err: BaseException, host: str | None = None) -> _Failure | None:
     """Map a transport exception to a failure, or None when it is not a transport error."""
     import httpx
     import openai
@@ -126,6 +197,19 @@ def _classify(err: BaseException) -> _Failure | None:
     if isinstance(err, (openai.APITimeoutError, httpx.TimeoutException)):
         return _Failure(ProviderTimeoutError, "timed out", True)
     if isinstance(err, (openai.APIConnectionError, httpx.TransportError)):
+        causes = _chain(err)
+        dns = next((e for e in causes if isinstance(e, socket.gaierror)), None)
+        if dns is not None:
+            # EAI_AGAIN is a resolver hiccup; any other failure means the name does not exist.
+            again = dns.errno == getattr(socket, "EAI_AGAIN", -3)
+            return _Failure(ProviderConnectionError, f"cannot resolve host {host or '(unknown)'!r}", again,
+                            hint="check the host name in OPENAI_BASE_URL")
+        if any(isinstance(e, ConnectionRefusedError) or getattr(e, "errno", None) == errno.ECONNREFUSED
+               for e in causes):
+            return _Failure(ProviderConnectionError, "connection failed", True,
+                            hint="the connection was refused: is the server running? check OPENAI_BASE_URL")
+        if any(isinstance(e, httpx.RemoteProtocolError) for e in causes):
+            return _Failure(ProviderError, "connection closed before the response was complete", True)
         return _Failure(ProviderError, "connection failed", True)
     if isinstance(err, openai.APIStatusError):
         status = err.status_code
@@ -139,8 +223,12 @@ def _classify(err: BaseException) -> _Failure | None:
         return _Failure(ProviderError, reason, status in RETRY_STATUSES or status >= 500, retry_after)
     if isinstance(err, openai.APIError):
         return _Failure(ProviderError, f"bad response: {err}", False)
-    if isinstance(err, (IndexError, KeyError, AttributeError)):
-        return _Failure(ProviderError, f"malformed response ({type(err).__name__})", False)
+    if isinstance(err, json.JSONDecodeError):
+        return _Failure(ProviderResponseError, f"malformed response: the body is not valid JSON ({err.msg})", False)
+    if isinstance(err, (IndexError, KeyError, AttributeError, TypeError)):
+        # The SDK hands back what it could not parse (a string, a dict without `choices`) and
+        # llama-index then trips over it.
+        return _Failure(ProviderResponseError, "malformed response: the body is not a chat completion", False)
     return None
 
 
@@ -166,6 +254,7 @@ class OpenAIChatClient:
         self.settings = settings
         self.model = settings.llm_model
         self.provider = provider_name(settings)
+        self.host = urlsplit(settings.openai_base_url or OPENAI_API_BASE).hostname
         self._sleep = sleep
         self._jitter = jitter
         self._llm: Any = None
@@ -175,6 +264,7 @@ class OpenAIChatClient:
             from rag.offline_env import offline_llama_index
 
             offline_llama_index()
+            _guard_logs(self.settings.openai_api_key)
             from llama_index.llms.openai_like import OpenAILike
 
             s = self.settings
@@ -194,9 +284,7 @@ class OpenAIChatClient:
         return self._llm
 
     def _redact(self, text: str) -> str:
-        key = self.settings.openai_api_key
-        if key:
-            text = text.replace(key, "***")
+        text = redact(text, self.settings.openai_api_key)
         text = " ".join(_CONTROL.sub(" ", text).split())
         return text if len(text) <= 300 else text[:299] + "\u2026"
 
@@ -206,10 +294,19 @@ class OpenAIChatClient:
         backoff = min(BACKOFF_MAX, BACKOFF_BASE * 2 ** (attempt - 1))
         return backoff * (0.5 + 0.5 * self._jitter())
 
-    def _fail(self, failure: _Failure, attempts: int, cause: BaseException) -> ProviderError:
-        tries = f"after {attempts} attempt{'s' if attempts != 1 else ''}"
-        msg = f"{self.provider} (model {self.model}): {self._redact(failure.reason)} {tries}"
-        return failure.error(msg)
+    def _fail(self, failure: _Failure, attempts: int, cause: BaseException | None) -> ProviderError:
+        """Build the error; its `__cause__` is a redacted description of `cause` (see `raise_`)."""
+        tries = f" after {attempts} attempt{'s' if attempts != 1 else ''}" if failure.counted else ""
+        msg = f"{self.provider} (model {self.model}): {self._redact(failure.reason)}{tries}"
+        error = failure.error(msg, hint=failure.hint)
+        if cause is not None:
+            described = " <- ".join(f"{type(e).__name__}: {e}" for e in _chain(cause))
+            error.__cause__ = ProviderCause(self._redact(described))
+        return error
+
+    def _raise(self, failure: _Failure, attempts: int, cause: BaseException) -> NoReturn:
+        error = self._fail(failure, attempts, cause)
+        raise error from error.__cause__  # the redacted description, never the SDK's exception
 
     def chat(self, messages: list[Message], *, on_token: TokenSink | None = None) -> Completion:
         """Send `messages`, retrying transient failures; stream to `on_token` when given."""
@@ -220,41 +317,72 @@ class OpenAIChatClient:
         max_attempts = self.settings.llm_max_retries + 1
         started = time.perf_counter()  # latency includes retries and their waits
         for attempt in range(1, max_attempts + 1):
-            streamed = False
+            streamed = 0
             try:
                 if on_token is None:
                     resp = llm.chat(chat_messages)
                     text = resp.message.content or ""
                     usage = _usage(resp.additional_kwargs)
                     model = getattr(resp.raw, "model", None)
+                    finish = _finish_reason(resp.raw)
                 else:
                     parts: list[str] = []
-                    usage, model = {}, None
+                    usage, model, finish = {}, None, None
                     for chunk in llm.stream_chat(chat_messages):
                         if chunk.delta:
-                            streamed = True
+                            streamed += 1
                             parts.append(chunk.delta)
-                            on_token(chunk.delta)
+                            try:
+                                on_token(chunk.delta)
+                            except Exception as sink_err:  # noqa: BLE001 - re-raised below, untouched
+                                raise _SinkFailed() from sink_err
                         usage = _usage(chunk.additional_kwargs) or usage
                         model = getattr(chunk.raw, "model", None) or model
+                        finish = _finish_reason(chunk.raw) or finish
                     text = "".join(parts)
+                    if finish is None:
+                        # The SDK ends quietly when the connection closes without `data: [DONE]`;
+                        # every complete stream names a finish reason in its last choice.
+                        raise _Truncated("the stream closed without a finish reason")
+            except _SinkFailed as err:
+                raise err.__cause__ from None  # the caller's own error, not the provider's
             except Exception as err:  # noqa: BLE001 - narrowed by _classify, others re-raised
-                failure = _classify(err)
+                if isinstance(err, _Truncated):
+                    failure = _Failure(ProviderStreamError, "the stream ended before the answer was complete", True)
+                else:
+                    failure = _classify(err, self.host)
                 if failure is None:
                     raise
                 if streamed:
-                    failure.reason = f"stream interrupted ({failure.reason})"
-                    raise self._fail(failure, attempt, err) from err
+                    # Tokens were shown: never retry (the caller would see them twice), never
+                    # return the partial text as an answer.
+                    why = "it ended without finishing the answer" if isinstance(err, _Truncated) else failure.reason
+                    tokens = f"{streamed} token{'s' if streamed != 1 else ''}"
+                    failure = _Failure(ProviderStreamError, f"stream interrupted after {tokens}: {why}", False,
+                                       counted=False)
+                    self._raise(failure, attempt, err)
                 if not failure.retryable or attempt == max_attempts:
-                    raise self._fail(failure, attempt, err) from err
+                    self._raise(failure, attempt, err)
                 if failure.retry_after is not None and failure.retry_after > MAX_RETRY_AFTER:
                     failure.reason += f" (server asked to wait {failure.retry_after:.0f}s)"
-                    raise self._fail(failure, attempt, err) from err
+                    self._raise(failure, attempt, err)
                 self._sleep(self._delay(attempt, failure.retry_after))
                 continue
             latency = (time.perf_counter() - started) * 1000
-            return Completion(text=text, model=model, usage=usage, latency_ms=latency, attempts=attempt)
+            return Completion(text=text, model=model, usage=usage, latency_ms=latency, attempts=attempt,
+                              finish_reason=finish)
         raise AssertionError("unreachable: the loop returns or raises")
+
+
+class _Truncated(Exception):
+    """A stream that ended without a finish reason."""
+
+
+def _finish_reason(raw: Any) -> str | None:
+    """The finish reason of the first choice of a completion or chunk, if it has one."""
+    choices = getattr(raw, "choices", None) or []
+    reason = getattr(choices[0], "finish_reason", None) if choices else None
+    return str(reason) if reason else None
 
 
 def _usage(counts: dict[str, Any] | None) -> dict[str, int]:
@@ -328,6 +456,9 @@ def generate(
         repair = {"problems": problems, "raw_text": first.text, "fixed": final_check.ok}
 
     warnings = [f"citation check: {p}" for p in final_check.problems()]
+    if final.finish_reason in CUT_SHORT:
+        warnings.append(f"the answer is incomplete: the provider cut the reply short "
+                        f"(finish reason {final.finish_reason})")
     return LLMResult(
         text=final_check.text,
         raw_text=final.text,

@@ -2,7 +2,8 @@
 
 Not a mock of the client: the real OpenAI SDK (through llama-index) connects over HTTP and
 parses real JSON and server-sent events. Each request takes the next step of the script:
-a reply (JSON, or SSE when the request asks to stream), an HTTP error, or a stall.
+a reply (JSON, or SSE when the request asks to stream), an HTTP error, a stall, a body that is
+not JSON (`Malformed`) or a reply cut off mid-way (`Truncated`).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ class Reply:
         default_factory=lambda: {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
     )
     model: str = "local-test-model"
+    finish_reason: str = "stop"  # "length" plays a reply cut off at the token limit
 
 
 @dataclass
@@ -38,6 +40,33 @@ class Stall:
     """Wait `seconds` before sending anything (longer than the client's timeout)."""
 
     seconds: float
+
+
+@dataclass
+class Malformed:
+    """Answer 200 with a body that is not valid JSON.
+
+    Unstreamed, the whole body is `body`. Streamed, the first `tokens` words of `text` arrive as
+    good events, then an event whose data is `body`, then the server hangs up.
+    """
+
+    body: str = '{"id": "chatcmpl-local", "object": "chat.completion", "choices": [{"mess'
+    content_type: str = "application/json"
+    text: str = ""
+    tokens: int = 0
+
+
+@dataclass
+class Truncated:
+    """Start the reply, then hang up without finishing it.
+
+    Streamed: the first `tokens` words of `text`, then the connection closes with no finish
+    reason and no `data: [DONE]`. Unstreamed: half the JSON body of the reply, under a
+    Content-Length promising all of it.
+    """
+
+    text: str
+    tokens: int = 2
 
 
 class FakeOpenAI:
@@ -90,6 +119,10 @@ class FakeOpenAI:
                         self._json(200, _completion("too late", Reply("too late"), body))
                     elif isinstance(step, Status):
                         self._json(step.code, {"error": {"message": step.message, "type": "test"}}, step.headers)
+                    elif isinstance(step, Malformed):
+                        self._malformed(step, bool(body.get("stream")))
+                    elif isinstance(step, Truncated):
+                        self._truncated(step, body)
                     elif body.get("stream"):
                         self._stream(step, body)
                     else:
@@ -108,16 +141,51 @@ class FakeOpenAI:
                 self.wfile.write(data)
 
             def _stream(self, reply: Reply, body: dict) -> None:
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.end_headers()
+                self._start_stream()
                 for piece in _pieces(reply.text):
                     self._event(_chunk(reply, {"content": piece}))
-                self._event(_chunk(reply, {}, finish="stop"))
+                self._event(_chunk(reply, {}, finish=reply.finish_reason))
                 if (body.get("stream_options") or {}).get("include_usage"):
                     self._event({**_chunk(reply, {}), "choices": [], "usage": reply.usage})
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
+
+            def _malformed(self, step: Malformed, stream: bool) -> None:
+                if stream:
+                    self._start_stream()
+                    reply = Reply(step.text)
+                    for piece in _pieces(step.text)[: step.tokens]:
+                        self._event(_chunk(reply, {"content": piece}))
+                    self.wfile.write(b"data: " + step.body.encode() + b"\n\n")
+                    self.wfile.flush()
+                    return
+                data = step.body.encode()
+                self.send_response(200)
+                self.send_header("content-type", step.content_type)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _truncated(self, step: Truncated, body: dict) -> None:
+                reply = Reply(step.text)
+                if body.get("stream"):
+                    self._start_stream()
+                    for piece in _pieces(step.text)[: step.tokens]:
+                        self._event(_chunk(reply, {"content": piece}))
+                else:
+                    data = json.dumps(_completion(step.text, reply, body)).encode()
+                    self.send_response(200)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data[: len(data) // 2])
+                    self.wfile.flush()
+                self.close_connection = True  # HTTP/1.0 already closes; say so anyway
+
+            def _start_stream(self) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.end_headers()
 
             def _event(self, payload: dict) -> None:
                 self.wfile.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
@@ -143,7 +211,8 @@ def _completion(text: str, reply: Reply, body: dict) -> dict:
         "object": "chat.completion",
         "created": 1700000000,
         "model": body.get("model") or reply.model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                     "finish_reason": reply.finish_reason}],
         "usage": reply.usage,
     }
 
