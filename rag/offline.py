@@ -26,12 +26,26 @@ _QUESTION_WORDS = set(tokenize(
     "introduces present presents describe describes method methods approach approaches "
     "tell me about explain mention mentions report reports any there according corpus "
     "main key idea contribution contributions many much need needs kind type types called name named "
-    "give list show find achieve achieves achieved obtain obtains reach reaches"
+    "give list show find use uses used using achieve achieves achieved obtain obtains reach reaches"
 ))
-_ASKS_FOR_PEOPLE = re.compile(r"\bwho(?:m|se)?\b|作者|谁", re.I)
-# Chinese words for facts that abstracts rarely state, with the English word the evidence needs.
-_CJK_REQUIRES = {"作者": "author", "谁": "author", "许可": "licence", "授权": "licence", "学习率": "learning rate",
-                 "批量大小": "batch size", "参数量": "parameters", "经费": "funding", "资助": "funding"}
+# Details abstracts rarely state (people, licences, training set-up, prices). A question asking
+# for one needs evidence that mentions it, however well the rest of the question matches: the
+# English and Chinese wording of the question, and what the evidence must contain.
+_DETAILS = [
+    (r"\bwho(?:m|se)?\b|\bauthors?\b|作者|谁", r"\bauthor"),
+    (r"\baffiliat|\buniversit|\binstitution|大学|机构", r"\baffiliat|\buniversit|\binstitut"),
+    (r"\blicen[cs]e|许可|授权", r"\blicen[cs]"),
+    (r"\blearning rates?\b|学习率", r"\blearning rates?\b"),
+    (r"\bbatch sizes?\b|批量大小|批大小", r"\bbatch size"),
+    (r"\bGPUs?\b|显卡", r"\bGPU"),
+    (r"\bepochs?\b|轮数", r"\bepoch"),
+    (r"\bhyper-?parameters?\b|超参数", r"\bhyper-?parameter"),
+    (r"\bhow many parameters\b|参数量", r"\bparameters\b"),
+    (r"\bprice\b|价格|多少钱", r"\bprice|\$\s?\d"),
+    (r"\barxiv\b|posted|发布", r"\barxiv|\bposted"),
+    (r"\bfund(?:ed|ing)\b|经费|资助", r"\bfund"),
+]
+_DETAILS_RE = [(re.compile(q, re.I), re.compile(e, re.I)) for q, e in _DETAILS]
 _ASKS_FOR_PAPER = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:paper|papers|work|method|model|framework|system|benchmark|approach)\b|\bpropos|\bintroduc", re.I)
 _INTRO = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+)?(?:propose|introduce|present|develop|release)\b", re.I)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
@@ -79,9 +93,11 @@ def _matches(term: str, terms: set[str]) -> bool:
     """True when the stemmed term, or a word sharing its stem prefix (sampl/sampler), occurs."""
     if term in terms:
         return True
-    if len(term) < 4:
+    if len(term) < 5:
         return False
-    return any(len(t) >= 4 and (t.startswith(term) or term.startswith(t)) for t in terms)
+    # Close stems only: sampl/sampler, not data/dataset or stand/standardis.
+    return any(len(t) >= 5 and abs(len(t) - len(term)) <= 3 and (t.startswith(term) or term.startswith(t))
+               for t in terms)
 
 
 def _idf(term: str, pool: list[Candidate]) -> float:
@@ -108,17 +124,13 @@ def compose(question: str, hits: list[Hit], *, embed=None) -> OfflineResult:
     # Hyphenated words count by their parts ("actor-critic": actor, critic), not a third time.
     q_terms = [t for t in dict.fromkeys(tokenize(question, compounds=False)) if t not in _QUESTION_WORDS]
     q_terms = [t for t in q_terms if not _CJK.match(t)]
-    if _ASKS_FOR_PEOPLE.search(question):
-        # "Who ...?" asks for people; abstracts rarely name them, so the evidence must.
-        q_terms.append(tokenize("author")[0])
+    evidence = " ".join(clean(h.text) for h in hits[:2])
+    if any(q.search(question) and not e.search(evidence) for q, e in _DETAILS_RE):
+        return OfflineResult(REFUSAL, [], True, 0.0)
     crosslingual = is_crosslingual(question) or not q_terms
 
     if crosslingual:
         if embed is None or (hits[0].dense_score or 0.0) < MIN_DENSE_CROSSLINGUAL:
-            return OfflineResult(REFUSAL, [], True, 0.0)
-        needed = [tokenize(en) for zh, en in _CJK_REQUIRES.items() if zh in question]
-        top_terms = set().union(*(c.terms for c in pool if c.hit_index <= 1))
-        if any(not all(_matches(t, top_terms) for t in words) for words in needed):
             return OfflineResult(REFUSAL, [], True, 0.0)
         # Sentence similarity across languages is noisy: quote the best abstract, and the
         # second only when retrieval could hardly tell them apart.

@@ -1,6 +1,8 @@
 """The offline answerer: extracted sentences, citation numbering, refusal."""
 import re
 
+import pytest
+
 import numpy as np
 
 import rag
@@ -86,3 +88,20 @@ def test_answer_api_returns_consistent_citations(seed_settings):
 def test_unanswerable_question_is_refused(seed_settings):
     ans = rag.answer("What is the population of Lisbon?", settings=seed_settings)
     assert ans.refused and ans.text == rag.REFUSAL and ans.citations == []
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Who are the authors of Alpha?", "What learning rate does the Beta sampler use?",
+     "Under which licence is Alpha released?", "Beta 采样器的作者是谁？"],
+)
+def test_details_abstracts_rarely_state_need_evidence_that_states_them(question):
+    res = compose(question, HITS, embed=lambda t, q: np.ones(len(t)))
+    assert res.refused and res.text == REFUSAL
+
+
+def test_only_close_stems_match():
+    from rag.offline import _matches
+
+    assert _matches("sampl", {"sampler"})
+    assert not _matches("data", {"dataset"}) and not _matches("stand", {"standardis"})
