@@ -79,23 +79,6 @@ class LineReader:
             pass
 
 
-def document_text(store: Any, doc_id: str) -> str:
-    """Rebuild a document's full text from its chunks (their offsets remove the overlap)."""
-    got = store.collection.get(where={"doc_id": doc_id}, include=["documents", "metadatas"])
-    parts = sorted(
-        ((int((m or {}).get("start", 0)), int((m or {}).get("end", 0)), t or "")
-         for t, m in zip(got["documents"], got["metadatas"])),
-    )
-    text, end = "", 0
-    for start, stop, chunk in parts:
-        if not text:
-            text, end = chunk, stop
-        elif stop > end:
-            text += chunk[max(0, end - start):] if start < end else " " + chunk
-            end = stop
-    return text
-
-
 @dataclass
 class _Watched:
     """Wrap an LLM client to report each call (the spinner says what is happening)."""
@@ -262,7 +245,7 @@ class Chat:
         self._print_source(n, h.label or h.title, h.doc_id, h.score, h.text, h.sources, h.url)
 
     def _print_source(self, n, label, doc_id, score, chunk_text, files, url) -> None:
-        body = document_text(self._store, doc_id) if self._store is not None else ""
+        body = self._store.document_text(doc_id) if self._store is not None else ""
         self.out.print(abstract_text(n, label, body or chunk_text, score=score, files=files, url=url, doc_id=doc_id))
 
     # -- questions ------------------------------------------------------------------------------

@@ -196,6 +196,22 @@ class Store:
             entry["chunk_ids"].append(cid)
         return out
 
+    def document_text(self, doc_id: str) -> str:
+        """Rebuild a document's full text from its chunks (their offsets remove the overlap)."""
+        got = self.collection.get(where={"doc_id": doc_id}, include=["documents", "metadatas"])
+        parts = sorted(
+            (int((m or {}).get("start", 0)), int((m or {}).get("end", 0)), t or "")
+            for t, m in zip(got["documents"], got["metadatas"])
+        )
+        text, end = "", 0
+        for start, stop, chunk in parts:
+            if not text:
+                text, end = chunk, stop
+            elif stop > end:
+                text += chunk[max(0, end - start):] if start < end else " " + chunk
+                end = stop
+        return text
+
     def query(self, vector: np.ndarray, n: int) -> list[tuple[str, str, dict, float]]:
         """Nearest chunks as (chunk_id, text, metadata, cosine similarity)."""
         res = self.collection.query(
