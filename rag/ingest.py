@@ -20,8 +20,8 @@ from rag.config import Settings, get_settings
 from rag.corpus import read_corpus
 from rag.embed import Embedder, bulk_embedder, get_embedder
 from rag.embed_cache import cache_for, embed_with_cache
-from rag.errors import BusyError
-from rag.store import Store, index_root, lexical_dir
+from rag.errors import BusyError, IndexError_
+from rag.store import Store, index_root, lexical_dir, make_dir
 from rag.types import Chunk, IngestReport
 from rag import lexical
 
@@ -33,9 +33,13 @@ EMBED_BATCH = 8
 @contextmanager
 def ingest_lock(settings: Settings, *, wait: bool = True) -> Iterator[None]:
     """Hold an exclusive lock on the index folder for one ingest at a time."""
-    root = index_root(settings)
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / "ingest.lock", "w") as fh:
+    root = make_dir(index_root(settings))
+    try:
+        fh = open(root / "ingest.lock", "w")
+    except OSError as e:
+        raise IndexError_(f"cannot write the lock file in {root}: {e.strerror}",
+                          hint="set RAG_INDEX_DIR to a writable folder") from None
+    with fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

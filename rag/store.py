@@ -23,6 +23,16 @@ def index_root(settings: Settings) -> Path:
     return Path(settings.index_dir).expanduser()
 
 
+def make_dir(path: Path) -> Path:
+    """Create a folder of the index, turning an OS refusal into a one-line index error."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise IndexError_(f"cannot create the index folder {path}: {e.strerror or e}",
+                          hint="set RAG_INDEX_DIR to a writable folder") from None
+    return path
+
+
 def lexical_dir(settings: Settings) -> Path:
     return index_root(settings) / settings.collection_name() / "lexical"
 
@@ -44,7 +54,7 @@ def _client(settings: Settings, *, create: bool):
     path = index_root(settings) / "chroma"
     if not create and not path.exists():
         raise IndexError_(f"no index in {index_root(settings)}", hint="run `rag ingest` first")
-    path.mkdir(parents=True, exist_ok=True)
+    make_dir(path)
     return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
 
 

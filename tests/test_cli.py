@@ -82,3 +82,13 @@ def test_bad_config_value_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("RAG_K", "many")
     res = _run("search", "x")
     assert res.exit_code == 5 and "RAG_K" in res.stderr and "Traceback" not in res.output
+
+
+def test_index_folder_that_cannot_be_created_is_a_clear_error(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv("RAG_INDEX_DIR", str(blocker / "index"))
+    for args in (("ingest", "-q"), ("ask", "What does BraVE do?")):
+        res = _run(*args)
+        assert res.exit_code == 4, res.output
+        assert "cannot create the index folder" in res.stderr and "RAG_INDEX_DIR" in res.stderr
