@@ -59,16 +59,24 @@ def ingest(
     rebuild: bool = typer.Option(False, "--rebuild", help="Drop the index for these settings and build it anew."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for a running ingest (default) or exit 6."),
 ) -> None:
     """Parse, clean, de-duplicate, chunk and embed abstracts into the index."""
     try:
+        from rag.errors import BusyError
         from rag.ingest import ingest as run_ingest
         from rag.progress import progress_bar
         from rag.render import format_report
 
         settings = _settings()
         with progress_bar(enabled=not quiet and sys.stderr.isatty()) as progress:
-            report = run_ingest(paths or None, settings=settings, rebuild=rebuild, progress=progress)
+            try:
+                report = run_ingest(paths or None, settings=settings, rebuild=rebuild, progress=progress, wait=False)
+            except BusyError as busy:
+                if not wait:
+                    raise
+                typer.echo(f"{busy}; waiting for it to finish…", err=True)
+                report = run_ingest(paths or None, settings=settings, rebuild=rebuild, progress=progress)
     except RagError as e:
         _fail(e)
     if as_json:

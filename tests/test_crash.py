@@ -100,11 +100,22 @@ def test_two_ingests_at_once_are_serialized(tmp_path, corpus_dir):
     out2, err2 = second.communicate(timeout=300)
     assert first.returncode == 0 and second.returncode == 0, err1 + err2
     reports = [json.loads(out1), json.loads(out2)]
-    # One of them did the work; the other waited for the lock and found nothing left to do.
+    # One of them did the work; the other said so, waited for the lock and found nothing left to do.
+    assert "another `rag ingest` is running" in err1 + err2 and "waiting" in err1 + err2
     n_docs = len(read_corpus([corpus_dir]).documents)
     assert sorted(r["added"] for r in reports) == [0, n_docs]
     assert sorted(r["chunks_embedded"] for r in reports)[0] == 0
     _assert_exactly_once(Settings(data_dir=str(corpus_dir), index_dir=str(index)), corpus_dir)
+
+
+def test_no_wait_exits_6_while_an_ingest_holds_the_lock(tmp_path, corpus_dir, monkeypatch):
+    from rag.ingest import ingest_lock
+
+    settings = Settings(data_dir=str(corpus_dir), index_dir=str(tmp_path / "index"))
+    monkeypatch.setenv("RAG_INDEX_DIR", settings.index_dir)
+    with ingest_lock(settings):
+        res = CliRunner().invoke(app, ["ingest", "--no-wait"])
+    assert res.exit_code == 6 and "another `rag ingest` is running" in res.stderr
 
 
 def test_questions_during_an_ingest_see_a_consistent_index(tmp_path, corpus_dir):
