@@ -131,16 +131,18 @@ class _RedactLogs(logging.Filter):
         clean = redact(message, *self.secrets)
         if clean != message:
             record.msg, record.args = clean, None
+        if record.exc_info:  # httpx puts the full URL in its exception messages
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info), *self.secrets)
+            record.exc_info = None
         return True
 
 
 _LOG_FILTER = _RedactLogs()
 
 
-def _guard_logs(secret: str | None) -> None:
-    if secret:
-        _RedactLogs.secrets.add(secret)
-    for name in ("openai._base_client", "httpx"):
+def _guard_logs(secrets: tuple[str, ...]) -> None:
+    _RedactLogs.secrets.update(secrets)
+    for name in ("openai._base_client", "openai._response", "httpx"):
         logger = logging.getLogger(name)
         if _LOG_FILTER not in logger.filters:
             logger.addFilter(_LOG_FILTER)
@@ -254,7 +256,12 @@ class OpenAIChatClient:
         self.settings = settings
         self.model = settings.llm_model
         self.provider = provider_name(settings)
-        self.host = urlsplit(settings.openai_base_url or OPENAI_API_BASE).hostname
+        url = urlsplit(settings.openai_base_url or OPENAI_API_BASE)
+        self.host = url.hostname
+        # What no message may show: the key, and a password given in the URL (servers echo both).
+        # (A password under 4 characters is left alone: masking it would garble every message.)
+        password = url.password if url.password and len(url.password) >= 4 else None
+        self.secrets = tuple(s for s in (settings.openai_api_key, password) if s)
         self._sleep = sleep
         self._jitter = jitter
         self._llm: Any = None
@@ -264,7 +271,7 @@ class OpenAIChatClient:
             from rag.offline_env import offline_llama_index
 
             offline_llama_index()
-            _guard_logs(self.settings.openai_api_key)
+            _guard_logs(self.secrets)
             from llama_index.llms.openai_like import OpenAILike
 
             s = self.settings
@@ -284,7 +291,7 @@ class OpenAIChatClient:
         return self._llm
 
     def _redact(self, text: str) -> str:
-        text = redact(text, self.settings.openai_api_key)
+        text = redact(text, *self.secrets)
         text = " ".join(_CONTROL.sub(" ", text).split())
         return text if len(text) <= 300 else text[:299] + "\u2026"
 
