@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 QUESTION ?= Which paper proposes a benchmark for tactile manipulation, and what is it called?
 
-.PHONY: run test install install-test ingest bench eval clean
+.PHONY: run test install install-test ingest bench bench-scale eval clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ test: install-test
 
 bench: install
 	$(BIN)/python bench/run.py
+
+# Adds retrieval at 35 / 10,000 / 100,000 documents (first run builds the corpora: minutes).
+bench-scale: install
+	$(BIN)/python bench/run.py --scale --engines
 
 clean:
 	rm -rf $(VENV) .rag

@@ -4,9 +4,13 @@ Measures, in one run: first ingest (wall time, tokens/s) beside the raw embeddin
 tokens/s on the same chunks, unchanged re-ingest, retrieval latency p50/p95 in one process,
 warm answer time, and cold `rag ask` wall time beside a bare llama-index Chroma import.
 Uses a temporary index; never touches `.rag/`. Run: `make bench` or `.venv/bin/python bench/run.py`.
+`--scale` adds bench/scale.py (retrieval p50/p95, start-up and peak RSS at 35, 10,000 and
+100,000 documents; `make bench-scale`), `--engines` adds bench/engines.py (tokens/s per
+embedding backend).
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -43,6 +47,11 @@ def pct(values: list[float], p: float) -> float:
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", action="store_true", help="Also measure retrieval at 35 / 10k / 100k documents.")
+    ap.add_argument("--engines", action="store_true", help="Also measure tokens/s per embedding backend.")
+    ap.add_argument("--minilm-python", default=None, help="With --engines: a venv python with torch MiniLM.")
+    args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="rag-bench-"))
     env = {**os.environ, "RAG_INDEX_DIR": str(tmp / "index"), "RAG_DATA_DIR": str(ROOT / "data")}
     env.pop("OPENAI_API_KEY", None)
@@ -74,6 +83,10 @@ def main() -> None:
 
         t_re, _ = wall([str(BIN / "rag"), "ingest", "-q"], env)
         rows.append(("unchanged re-ingest, wall", f"{t_re:.2f} s"))
+        t_rb, out = wall([str(BIN / "rag"), "ingest", "-q", "--rebuild", "--json"], env)
+        rb = json.loads(out)
+        rows.append(("`ingest --rebuild`, embedding cache warm, wall",
+                     f"{t_rb:.2f} s ({rb['chunks_embedded']} embedded, {rb['chunks_cached']} from cache)"))
 
         import rag
         from rag.retrieve import get_retriever
@@ -103,10 +116,20 @@ def main() -> None:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
+    if args.scale:
+        sys.path.insert(0, str(ROOT / "bench"))
+        import scale
+
+        rows.extend(scale.rows(scale.run([35, 10_000, 100_000])))
+
     width = max(len(k) for k, _ in rows)
     print(f"{'measure'.ljust(width)}  value")
     for k, v in rows:
         print(f"{k.ljust(width)}  {v}")
+    print(f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at the end)")
+    if args.engines:
+        subprocess.run([sys.executable, str(ROOT / "bench" / "engines.py")]
+                       + (["--minilm-python", args.minilm_python] if args.minilm_python else []), check=True)
 
 
 if __name__ == "__main__":
