@@ -296,6 +296,13 @@ class Chat:
         status.start()
         try:
             ans = self.answer_fn(rw.question, **kwargs)
+        except (RagError, KeyboardInterrupt):
+            if streamed:  # tokens are on screen: they must not pass for a complete answer
+                status.stop()
+                if live:
+                    live[0].stop()
+                self.out.print(Text("(answer incomplete: the stream was interrupted)", style="yellow"))
+            raise
         finally:
             status.stop()
             if live:

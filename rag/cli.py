@@ -6,6 +6,7 @@ one-line messages with their exit codes; anything else is a bug and shows a trac
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -44,8 +45,14 @@ def _check_k(k: Optional[int]) -> None:
         raise UsageError(f"-k must be at least 1, got {k}")
 
 
+# Characters JSON may carry raw but a terminal would act on: C1 controls, bidi overrides.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def _emit_json(obj) -> None:
-    typer.echo(json.dumps(obj, ensure_ascii=False, indent=2))
+    """Print JSON; text stays exact, but terminal-active characters are written as \\uXXXX."""
+    text = json.dumps(obj, ensure_ascii=False, indent=2)
+    typer.echo(_JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
 
 
 @app.callback()
@@ -189,7 +196,7 @@ def sources(as_json: bool = typer.Option(False, "--json", help="Print a JSON lis
         _emit_json(rows)
         return
     for r in rows:
-        files = ", ".join(Path(f).name for f in r["files"])
+        files = ", ".join(safe(Path(f).name) for f in r["files"])
         typer.echo(f"{r['id']}  {safe(r['label'])}  [{files}]")
     typer.echo(f"{len(rows)} documents", err=True)
 

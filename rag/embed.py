@@ -12,7 +12,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from rag.config import Settings
-from rag.errors import ConfigError, ProviderError
+from rag.errors import ConfigError, ProviderError, redact
 
 # e5-small reads at most 512 positions, special tokens included.
 E5_MAX_TOKENS = 512
@@ -86,6 +86,7 @@ class OpenAIEmbedder:
 
         self.name = f"openai:{model}"
         self._model = model
+        self._key = settings.openai_api_key
         self._client = OpenAI(
             api_key=settings.openai_api_key or "not-needed",
             base_url=settings.openai_base_url,
@@ -99,7 +100,8 @@ class OpenAIEmbedder:
         try:
             resp = self._client.embeddings.create(model=self._model, input=list(texts))
         except openai.OpenAIError as e:
-            raise ProviderError(f"embedding provider failed: {type(e).__name__}: {e}") from None
+            detail = redact(str(e), self._key)
+            raise ProviderError(f"embedding provider failed: {type(e).__name__}: {detail}") from None
         vecs = np.asarray([d.embedding for d in resp.data], dtype=np.float32)
         return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
 

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 from rag.citations import CitationCheck, check_citations
 from rag.config import Settings
 from rag.errors import (
+    redact,
     ConfigError,
     ProviderAuthError,
     ProviderConnectionError,
@@ -49,7 +50,6 @@ BACKOFF_MAX = 8.0
 MAX_RETRY_AFTER = 60.0  # a server asking us to wait longer than this ends the retries
 RETRY_STATUSES = frozenset({408, 409, 429})
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_URL_USERINFO = re.compile(r"(?<=//)[^/@\s]+@")
 # Finish reasons that mean the provider stopped the reply before the model finished it.
 CUT_SHORT = frozenset({"length", "content_filter"})
 
@@ -111,14 +111,6 @@ class ProviderCause(Exception):
 
 class _SinkFailed(Exception):
     """Wraps an exception raised by the caller's `on_token`, so it is never taken for a provider fault."""
-
-
-def redact(text: str, *secrets: str | None) -> str:
-    """Replace each secret and any `user:password@` in a URL with `***`."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return _URL_USERINFO.sub("***@", text)
 
 
 class _RedactLogs(logging.Filter):

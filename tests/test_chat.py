@@ -236,3 +236,20 @@ def test_cli_chat_errors_are_one_line(seed_settings, monkeypatch, tmp_path, args
     assert res.exit_code == code, res.output
     assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert "Traceback" not in res.output
+
+
+def test_stream_broken_after_tokens_is_marked_incomplete(seed_settings):
+    from rag.errors import ProviderStreamError
+
+    class Breaks:
+        model = "scripted"
+
+        def chat(self, messages, *, on_token=None):
+            on_token("Partial answer about")
+            raise ProviderStreamError("stream interrupted after 1 tokens")
+
+    chat, out, err, _ = _chat(seed_settings.with_overrides(answer_mode="llm"), ["What does BraVE do?"],
+                              client_factory=lambda settings: Breaks())
+    assert "(answer incomplete: the stream was interrupted)" in out.file.getvalue()
+    assert "stream interrupted" in err.file.getvalue()
+    assert chat.last is None

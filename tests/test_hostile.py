@@ -94,7 +94,6 @@ def test_sources_neutralises_labels(hostile_index):
     assert "QuokkaNet evil" in res.stdout and "8 documents" in res.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="rag sources prints file names without safe() (rag/cli.py `sources`)")
 def test_sources_neutralises_file_names(isolated_env):
     data = isolated_env / "data"
     data.mkdir()
@@ -274,7 +273,6 @@ def test_cassettes_recorded_with_a_key_hold_no_key(tmp_path):
     _assert_secret_free("cassette", text)  # ...and none was recorded
 
 
-@pytest.mark.xfail(strict=True, reason="tests/test_llm_cassettes.py _tidy_request keeps user:password@ in the uri")
 def test_cassettes_recorded_with_url_credentials_hold_no_password(tmp_path):
     text = _record(tmp_path / "url.yaml", _with_credentials)
     _assert_secret_free("cassette", text)

@@ -28,7 +28,7 @@ import pytest
 
 from rag.config import Settings
 from rag.errors import ProviderError
-from rag.llm import OpenAIChatClient, generate
+from rag.llm import OpenAIChatClient, generate, redact
 from rag.offline import REFUSAL
 from rag.prompt import load_prompts
 from rag.types import Hit
@@ -64,6 +64,7 @@ def _keep_headers(headers: dict, keep: set[str]) -> dict:
 def _tidy_request(request):
     """Store only the content type and a pretty-printed JSON body (no keys, reviewable diffs)."""
     request.headers = _keep_headers(dict(request.headers), _KEEP_REQUEST_HEADERS)
+    request.uri = redact(request.uri)  # http://user:password@host/... keeps no password
     if request.body:
         request.body = json.dumps(json.loads(request.body), indent=2, ensure_ascii=False).encode()
     return request
