@@ -36,18 +36,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from make_corpus import OUT, make, seed_sentences  # noqa: E402
+from run import QUESTIONS  # noqa: E402  (the same questions at every corpus size)
 
 NOISE = 0.35
-QUESTIONS = [
-    "Which paper proposes a benchmark for tactile manipulation?",
-    "How does BraVE handle large discrete action spaces?",
-    "What does RoboRefer do?",
-    "Which papers use reinforcement learning to fine-tune a vision-language model?",
-    "哪篇论文研究视频中的时间方向？",
-    "What is the sample complexity of the single-timescale actor-critic algorithm?",
-    "Who are the authors of DynamicRAG?",
-    "How many denoising steps does T2I-R1 use?",
-]
 INDEX_VERSION = 1  # bump when the synthetic build changes
 
 
