@@ -47,6 +47,9 @@ _DETAILS = [
 ]
 _DETAILS_RE = [(re.compile(q, re.I), re.compile(e, re.I)) for q, e in _DETAILS]
 _ASKS_FOR_PAPER = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:paper|papers|work|method|model|framework|system|benchmark|approach)\b|\bpropos|\bintroduc", re.I)
+# Questions whose answer may span papers ("which papers ...", "compare ...").
+_ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|works|methods|approaches|studies|models|both|compare[sd]?|"
+                               r"comparison|versus|vs\.?)\b|哪些|比较", re.I)
 _INTRO = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+)?(?:propose|introduce|present|develop|release)\b", re.I)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
@@ -168,14 +171,14 @@ def compose(question: str, hits: list[Hit], *, embed=None) -> OfflineResult:
         pair_cov = sum(weights[t] for t in doc_cov[0][1] | doc_cov[1][1]) / total
     if best_doc_cov < MIN_COVERAGE and pair_cov < MIN_PAIR_COVERAGE:
         return OfflineResult(REFUSAL, [], True, best_doc_cov)
-    chosen = _choose(pool, q_terms=q_terms, weights=weights)
+    chosen = _choose(pool, q_terms=q_terms, weights=weights, many=bool(_ASKS_FOR_SEVERAL.search(question)))
     if not chosen or chosen[0].score <= 0:
         return OfflineResult(REFUSAL, [], True, best_doc_cov)
     return OfflineResult(_render(chosen, hits), _cited(chosen), False, best_doc_cov)
 
 
 def _choose(
-    pool: list[Candidate], *, q_terms: list[str], weights: dict[str, float] | None = None
+    pool: list[Candidate], *, q_terms: list[str], weights: dict[str, float] | None = None, many: bool = False
 ) -> list[Candidate]:
     """Pick the best sentence, then greedily the sentences that cover what it left out.
 
@@ -196,9 +199,12 @@ def _choose(
         rest = [c for c in ranked if c not in chosen]
         if not rest:
             break
-        by_gain = max(rest, key=lambda c: (gain(c), c.score))
-        other_docs = [c for c in rest if c.hit_index not in {x.hit_index for x in chosen}
-                      and c.score >= RELATIVE_KEEP * best.score]
+        docs = {x.hit_index for x in chosen}
+        # Filling a gap may use any sentence of a quoted abstract, but a sentence of another
+        # abstract must also be relevant on its own ("test" alone is no reason to quote a paper).
+        fillers = [c for c in rest if many or c.hit_index in docs or c.score >= RELATIVE_KEEP * best.score]
+        by_gain = max(fillers, key=lambda c: (gain(c), c.score)) if fillers else rest[0]
+        other_docs = [c for c in rest if c.hit_index not in docs and c.score >= RELATIVE_KEEP * best.score]
         if q_terms and gain(by_gain) >= MIN_GAIN:
             pick = by_gain
         elif other_docs:

@@ -105,3 +105,14 @@ def test_only_close_stems_match():
 
     assert _matches("sampl", {"sampler"})
     assert not _matches("data", {"dataset"}) and not _matches("stand", {"standardis"})
+
+
+def test_one_shared_word_does_not_pull_in_another_paper():
+    res = compose("How much memory does Alpha reduce on QM9, and in how many steps?", HITS)
+    assert not res.refused and res.cited == [0]
+    assert "eight steps" not in res.text
+
+
+def test_questions_about_several_papers_may_quote_several():
+    res = compose("Which papers reduce memory on QM9 or sample in eight steps?", HITS)
+    assert set(res.cited) == {0, 1}
