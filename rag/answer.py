@@ -13,6 +13,10 @@ if TYPE_CHECKING:
     from rag.llm import ChatClient
 
 
+# How many of the best hits the offline answerer reads whole (all chunks of the abstract).
+OFFLINE_FULL_DOCS = 3
+
+
 def resolve_mode(settings: Settings) -> str:
     """Return "llm" or "offline" from the settings; `auto` picks llm only when one is configured."""
     mode = settings.answer_mode
@@ -21,22 +25,20 @@ def resolve_mode(settings: Settings) -> str:
     return mode
 
 
-def cite(hits: list[Hit], cited: list[int]) -> list[Citation]:
-    """Turn hit indices into numbered citations; n is the hit's 1-based position in `sources`."""
-    return [
-        Citation(
-            n=i + 1,
-            doc_id=hits[i].doc_id,
-            title=hits[i].title,
-            text=hits[i].text,
-            score=hits[i].score,
-            chunk_id=hits[i].chunk_id,
-            label=hits[i].label,
-            url=hits[i].url,
-        )
-        for i in sorted(set(cited))
-        if 0 <= i < len(hits)
-    ]
+def cite(hits: list[Hit], cited: list[int], chunks: dict[int, tuple[str, str]] | None = None) -> list[Citation]:
+    """Turn hit indices into numbered citations; n is the hit's 1-based position in `sources`.
+
+    `chunks` names, for a hit, the chunk actually quoted when it is not the retrieved one
+    (a long abstract): the citation then carries that chunk's id and text.
+    """
+    out = []
+    for i in sorted(set(cited)):
+        if not 0 <= i < len(hits):
+            continue
+        chunk_id, text = (chunks or {}).get(i, (hits[i].chunk_id, hits[i].text))
+        out.append(Citation(n=i + 1, doc_id=hits[i].doc_id, title=hits[i].title, text=text, score=hits[i].score,
+                            chunk_id=chunk_id, label=hits[i].label, url=hits[i].url))
+    return out
 
 
 def answer(
@@ -74,14 +76,19 @@ def answer(
         return _answer_llm(question, hits, settings, llm=client, on_token=on_token,
                            timings={"open_index": (t_open - started) * 1000, **retrieval.timings_ms},
                            started=started)
-    result = compose(question, hits, embed=cosine_scorer(retriever.embedder))
+    # A long abstract is several chunks: the answer may sit in one that was not retrieved.
+    passages = {i: retriever.store.document_chunks(h.doc_id) for i, h in enumerate(hits[:OFFLINE_FULL_DOCS])
+                if h.n_chunks > 1}
+    result = compose(question, hits, embed=cosine_scorer(retriever.embedder), passages=passages)
+    texts = {cid: text for chunks in passages.values() for cid, text in chunks}
+    quoted = {i: (cid, texts[cid]) for i, cid in result.quoted_chunks.items() if cid in texts}
     done = time.perf_counter()
     timings = {"open_index": (t_open - started) * 1000, **retrieval.timings_ms,
                "compose": (done - t_retrieved) * 1000, "total": (done - started) * 1000}
     return Answer(
         question=question,
         text=result.text,
-        citations=[] if result.refused else cite(hits, result.cited),
+        citations=[] if result.refused else cite(hits, result.cited, quoted),
         refused=result.refused,
         mode="offline",
         sources=hits,

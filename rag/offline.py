@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -72,6 +72,8 @@ class Candidate:
     text: str
     terms: set[str]
     score: float = 0.0
+    chunk: int = 0  # which passage of the hit's document the sentence is in
+    chunk_id: str = ""
 
 
 def is_crosslingual(question: str) -> bool:
@@ -81,14 +83,19 @@ def is_crosslingual(question: str) -> bool:
     return cjk > 0 and cjk >= latin / 3
 
 
-def _candidates(hits: list[Hit]) -> list[Candidate]:
+def _candidates(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | None = None) -> list[Candidate]:
+    """Every quotable sentence of the hits; `passages` gives a hit's document as all its chunks."""
     out = []
     for i, hit in enumerate(hits):
-        for s, e in split_sentences(hit.text):
-            text = hit.text[s:e].strip()
-            if len(text) < 20 or text.lower().startswith(("project page", "code is available", "code:")):
-                continue
-            out.append(Candidate(i, s, e, text, set(tokenize(text))))
+        seen: set[str] = set()
+        for n, (chunk_id, body) in enumerate((passages or {}).get(i) or [(hit.chunk_id, hit.text)]):
+            for s, e in split_sentences(body):
+                text = body[s:e].strip()
+                if len(text) < 20 or text in seen or text.lower().startswith(
+                        ("project page", "code is available", "code:")):
+                    continue  # too short, boilerplate, or repeated in the overlap of two chunks
+                seen.add(text)
+                out.append(Candidate(i, s, e, text, set(tokenize(text)), chunk=n, chunk_id=chunk_id))
     return out
 
 
@@ -114,13 +121,21 @@ class OfflineResult:
     cited: list[int]  # hit indices, in order of first citation
     refused: bool
     coverage: float
+    quoted_chunks: dict[int, str] = field(default_factory=dict)  # hit index -> chunk quoted first
 
 
-def compose(question: str, hits: list[Hit], *, embed=None) -> OfflineResult:
-    """Answer from hits by sentence extraction; `embed(texts) -> vectors` enables the cross-lingual path."""
+def compose(
+    question: str, hits: list[Hit], *, embed=None, passages: dict[int, list[tuple[str, str]]] | None = None
+) -> OfflineResult:
+    """Answer from hits by sentence extraction.
+
+    `embed(texts, question) -> similarities` enables the cross-lingual path; `passages` maps a
+    hit index to all (chunk_id, text) chunks of its document, so a long abstract is quoted
+    from whichever chunk holds the answer, not only from the chunk that was retrieved.
+    """
     if not hits:
         return OfflineResult(REFUSAL, [], True, 0.0)
-    pool = _candidates(hits)
+    pool = _candidates(hits, passages)
     if not pool:
         return OfflineResult(REFUSAL, [], True, 0.0)
 
@@ -143,7 +158,8 @@ def compose(question: str, hits: list[Hit], *, embed=None) -> OfflineResult:
         for c, sim in zip(top, vectors):
             c.score = float(sim) + (0.02 if c.hit_index == 0 else 0.0)
         chosen = _choose(top, q_terms=[])
-        return OfflineResult(_render(chosen, hits), _cited(chosen), False, float(hits[0].dense_score or 0.0))
+        return OfflineResult(_render(chosen, hits), _cited(chosen), False, float(hits[0].dense_score or 0.0),
+                             _quoted_chunks(chosen))
 
     asks_for_paper = bool(_ASKS_FOR_PAPER.search(question))
     weights = {t: _idf(t, pool) for t in q_terms}
@@ -174,7 +190,7 @@ def compose(question: str, hits: list[Hit], *, embed=None) -> OfflineResult:
     chosen = _choose(pool, q_terms=q_terms, weights=weights, many=bool(_ASKS_FOR_SEVERAL.search(question)))
     if not chosen or chosen[0].score <= 0:
         return OfflineResult(REFUSAL, [], True, best_doc_cov)
-    return OfflineResult(_render(chosen, hits), _cited(chosen), False, best_doc_cov)
+    return OfflineResult(_render(chosen, hits), _cited(chosen), False, best_doc_cov, _quoted_chunks(chosen))
 
 
 def _choose(
@@ -186,7 +202,7 @@ def _choose(
     not yet covered, or, from another document, scores within RELATIVE_KEEP of the best
     (questions whose answer spans several papers).
     """
-    ranked = sorted(pool, key=lambda c: (-c.score, c.hit_index, c.start))
+    ranked = sorted(pool, key=lambda c: (-c.score, c.hit_index, c.chunk, c.start))
     best = ranked[0]
     chosen = [best]
     weights = weights or {t: 1.0 for t in q_terms}
@@ -214,7 +230,7 @@ def _choose(
         chosen.append(pick)
         covered |= {t for t in q_terms if _matches(t, pick.terms)}
     # Read in source order: by document rank, then position in the abstract.
-    return sorted(chosen, key=lambda c: (c.hit_index, c.start))
+    return sorted(chosen, key=lambda c: (c.hit_index, c.chunk, c.start))
 
 
 def _render(chosen: list[Candidate], hits: list[Hit]) -> str:
@@ -228,6 +244,13 @@ def _render(chosen: list[Candidate], hits: list[Hit]) -> str:
         prefix = f"{label}: " if first_of_doc and not named else ""
         parts.append(f"{prefix}{c.text} [{c.hit_index + 1}]")
     return " ".join(parts)
+
+
+def _quoted_chunks(chosen: list[Candidate]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for c in chosen:
+        out.setdefault(c.hit_index, c.chunk_id)
+    return out
 
 
 def _cited(chosen: list[Candidate]) -> list[int]:

@@ -54,6 +54,7 @@ def _hit(cid: str, text: str, meta: dict, score: float) -> Hit:
         label=label,
         sources=json.loads(meta.get("sources", "[]")),
         url=meta.get("url"),
+        n_chunks=int(meta.get("n_chunks") or 1),
     )
 
 

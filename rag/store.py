@@ -206,6 +206,12 @@ class Store:
             entry["chunk_ids"].append(cid)
         return out
 
+    def document_chunks(self, doc_id: str) -> list[tuple[str, str]]:
+        """Return a document's (chunk_id, text) pairs in order."""
+        got = self.collection.get(where={"doc_id": doc_id}, include=["documents", "metadatas"])
+        rows = sorted(zip(got["metadatas"], got["ids"], got["documents"]), key=lambda r: int((r[0] or {}).get("chunk", 0)))
+        return [(cid, text or "") for _, cid, text in rows]
+
     def document_text(self, doc_id: str) -> str:
         """Rebuild a document's full text from its chunks (their offsets remove the overlap)."""
         got = self.collection.get(where={"doc_id": doc_id}, include=["documents", "metadatas"])

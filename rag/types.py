@@ -53,6 +53,7 @@ class Hit:
     dense_score: float | None = None  # cosine similarity, when the dense retriever found it
     lexical_score: float | None = None  # BM25 score, when the lexical retriever found it
     url: str | None = None
+    n_chunks: int = 1  # chunks of the whole document
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -116,3 +116,22 @@ def test_one_shared_word_does_not_pull_in_another_paper():
 def test_questions_about_several_papers_may_quote_several():
     res = compose("Which papers reduce memory on QM9 or sample in eight steps?", HITS)
     assert set(res.cited) == {0, 1}
+
+
+def test_long_abstract_is_quoted_from_the_chunk_that_holds_the_answer():
+    hit = _hit("Delta", "Delta is a planner for warehouses. It plans routes for many robots at once.")
+    hit.chunk_id, hit.n_chunks = "delta:1", 2
+    passages = {0: [("delta:0", "Delta reduces collisions by 37% in simulated warehouses."),
+                    ("delta:1", hit.text)]}
+    res = compose("By how much does Delta reduce collisions?", [hit], passages=passages)
+    assert "37%" in res.text and res.quoted_chunks == {0: "delta:0"}
+    cites = cite([hit], res.cited, {0: passages[0][0]})
+    assert cites[0].chunk_id == "delta:0" and "37%" in cites[0].text
+
+
+def test_answer_api_quotes_and_cites_the_other_chunk_of_a_long_abstract(seed_settings):
+    ans = rag.answer("By how much does REO-RL reduce the reasoning efficiency gap in the 1.5B setting?",
+                     settings=seed_settings)
+    assert "74.5" in ans.text
+    assert all(c.text and c.chunk_id.startswith(c.doc_id) for c in ans.citations)
+    assert any("74.5" in c.text for c in ans.citations)
