@@ -18,7 +18,8 @@ def make_splitter(settings: Settings, count_tokens: Callable[[str], int]):
     from llama_index.core.node_parser import SentenceSplitter
 
     return SentenceSplitter(
-        chunk_size=settings.chunk_size,
+        # Capped at the model's window (all-MiniLM-L6-v2 reads 256 word pieces).
+        chunk_size=settings.effective_chunk_size(),
         chunk_overlap=settings.chunk_overlap,
         # The splitter only needs a length; counting with the model's tokenizer keeps every
         # chunk under its limit (counts include special tokens, so they err on the safe side).

