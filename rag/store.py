@@ -206,21 +206,21 @@ class Store:
             entry["chunk_ids"].append(cid)
         return out
 
+    def _document_rows(self, doc_id: str) -> list[tuple[str, str, dict]]:
+        """A document's (chunk_id, text, metadata) rows, in chunk order."""
+        got = self.collection.get(where={"doc_id": doc_id}, include=["documents", "metadatas"])
+        rows = [(cid, text or "", meta or {}) for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"])]
+        return sorted(rows, key=lambda r: (int(r[2].get("chunk", 0)), int(r[2].get("start", 0))))
+
     def document_chunks(self, doc_id: str) -> list[tuple[str, str]]:
         """Return a document's (chunk_id, text) pairs in order."""
-        got = self.collection.get(where={"doc_id": doc_id}, include=["documents", "metadatas"])
-        rows = sorted(zip(got["metadatas"], got["ids"], got["documents"]), key=lambda r: int((r[0] or {}).get("chunk", 0)))
-        return [(cid, text or "") for _, cid, text in rows]
+        return [(cid, text) for cid, text, _ in self._document_rows(doc_id)]
 
     def document_text(self, doc_id: str) -> str:
         """Rebuild a document's full text from its chunks (their offsets remove the overlap)."""
-        got = self.collection.get(where={"doc_id": doc_id}, include=["documents", "metadatas"])
-        parts = sorted(
-            (int((m or {}).get("start", 0)), int((m or {}).get("end", 0)), t or "")
-            for t, m in zip(got["documents"], got["metadatas"])
-        )
         text, end = "", 0
-        for start, stop, chunk in parts:
+        for _, chunk, meta in self._document_rows(doc_id):
+            start, stop = int(meta.get("start", 0)), int(meta.get("end", 0))
             if not text:
                 text, end = chunk, stop
             elif stop > end:

@@ -197,7 +197,8 @@ def test_document_text_joins_overlapping_chunks():
         def get(self, where, include):
             text = "alpha beta gamma delta epsilon"
             spans = [(17, 30), (0, 16), (11, 22)]
-            return {"documents": [text[s:e] for s, e in spans],
+            return {"ids": [f"d:{n}" for n in range(len(spans))],
+                    "documents": [text[s:e] for s, e in spans],
                     "metadatas": [{"start": s, "end": e} for s, e in spans]}
 
     from rag.store import Store
