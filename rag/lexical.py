@@ -18,7 +18,7 @@ from rag.clean import clean
 from rag.errors import IndexError_
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # kana, CJK ideographs, Hangul
 IDS_FILE = "chunk_ids.json"
 
 
@@ -44,16 +44,16 @@ def tokenize(text: str, *, compounds: bool = True) -> list[str]:
     out: list[str] = []
     stop = _stopwords()
     for tok in _WORD.findall(clean(text).lower()):
-        if _CJK.match(tok):
+        if CJK.match(tok):
             out.extend(tok[i : i + 2] for i in range(max(1, len(tok) - 1)))
         elif tok not in stop:
             out.extend(p for p in tok.replace("'", "-").split("-")
                        if p and p not in stop and (len(p) > 1 or p.isdigit()))
             if compounds and "-" in tok:
                 out.append(tok.replace("-", ""))  # "T2I-R1" also matches "t2ir1"
-    words = [t for t in out if not _CJK.match(t)]
+    words = [t for t in out if not CJK.match(t)]
     stems = iter(_stemmer().stemWords(words))
-    return [t if _CJK.match(t) else next(stems) for t in out]
+    return [t if CJK.match(t) else next(stems) for t in out]
 
 
 class LexicalIndex:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag.clean import clean
-from rag.lexical import tokenize
+from rag.lexical import CJK, tokenize
 from rag.sentences import split_sentences
 from rag.types import Hit
 
@@ -51,7 +51,6 @@ _ASKS_FOR_PAPER = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:paper|papers|wor
 _ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|works|methods|approaches|studies|models|both|compare[sd]?|"
                                r"comparison|versus|vs\.?)\b|哪些|比较", re.I)
 _INTRO = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+)?(?:propose|introduce|present|develop|release)\b", re.I)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 # Calibrated on the eval question set (see eval/ and README "Offline answers").
 MIN_COVERAGE = 0.6  # share of the question's (IDF-weighted) terms the evidence must contain
@@ -78,7 +77,7 @@ class Candidate:
 
 def is_crosslingual(question: str) -> bool:
     """True when the question is mostly CJK, so word overlap with English text means little."""
-    cjk = len(_CJK.findall(question))
+    cjk = len(CJK.findall(question))
     latin = len(re.findall(r"[A-Za-z]", question))
     return cjk > 0 and cjk >= latin / 3
 
@@ -141,7 +140,7 @@ def compose(
 
     # Hyphenated words count by their parts ("actor-critic": actor, critic), not a third time.
     q_terms = [t for t in dict.fromkeys(tokenize(question, compounds=False)) if t not in _QUESTION_WORDS]
-    q_terms = [t for t in q_terms if not _CJK.match(t)]
+    q_terms = [t for t in q_terms if not CJK.match(t)]
     evidence = " ".join(clean(h.text) for h in hits[:2])
     if any(q.search(question) and not e.search(evidence) for q, e in _DETAILS_RE):
         return OfflineResult(REFUSAL, [], True, 0.0)
