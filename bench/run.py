@@ -23,27 +23,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-QUESTIONS = [
-    "Which paper proposes a benchmark for tactile manipulation?",
-    "How does BraVE handle large discrete action spaces?",
-    "What does RoboRefer do?",
-    "Which papers use reinforcement learning to fine-tune a vision-language model?",
-    "哪篇论文研究视频中的时间方向？",
-    "What is the sample complexity of the single-timescale actor-critic algorithm?",
-    "Who are the authors of DynamicRAG?",
-    "How many denoising steps does T2I-R1 use?",
-]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from common import QUESTIONS, pct  # noqa: E402
 
 
 def wall(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
     t = time.perf_counter()
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     return time.perf_counter() - t, out.stdout
-
-
-def pct(values: list[float], p: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
 def main() -> None:
@@ -65,14 +53,14 @@ def main() -> None:
         rows.append(("ingest tokens/s (wall, incl. start-up)", f"{report['tokens_embedded'] / t_ingest:.0f}"))
 
         os.environ.update({"RAG_INDEX_DIR": env["RAG_INDEX_DIR"], "RAG_DATA_DIR": env["RAG_DATA_DIR"]})
+        from rag import Index
         from rag.clean import clean
         from rag.config import get_settings
-        from rag.embed import get_embedder
-        from rag.store import Store
 
         settings = get_settings()
-        texts = [clean(t or "") for _, t, _ in Store(settings).scan(include=("documents",))]
-        embedder = get_embedder(settings)
+        index = Index.open(settings)
+        texts = [clean(c.text) for c in index.store.scan(text=True)]
+        embedder = index.embedder
         tokens = sum(embedder.count_tokens(t) for t in texts)
         t = time.perf_counter()
         for i in range(0, len(texts), 8):
@@ -89,9 +77,8 @@ def main() -> None:
                      f"{t_rb:.2f} s ({rb['chunks_embedded']} embedded, {rb['chunks_cached']} from cache)"))
 
         import rag
-        from rag.retrieve import get_retriever
 
-        retriever = get_retriever(settings)
+        retriever = index
         retriever.retrieve(QUESTIONS[0])
         lat = []
         for _ in range(5):
@@ -103,7 +90,7 @@ def main() -> None:
         warm = []
         for q in QUESTIONS:
             t = time.perf_counter()
-            rag.answer(q, settings=settings)
+            rag.answer(q, index=index)
             warm.append((time.perf_counter() - t) * 1000)
         rows.append(("warm offline answer p50 / max", f"{pct(warm, 50):.0f} / {max(warm):.0f} ms"))
 
@@ -117,7 +104,6 @@ def main() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
     if args.scale:
-        sys.path.insert(0, str(ROOT / "bench"))
         import scale
 
         rows.extend(scale.rows(scale.run([35, 10_000, 100_000])))

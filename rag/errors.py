@@ -4,19 +4,6 @@ The CLI turns these into one-line messages; anything else escaping is a bug.
 """
 from __future__ import annotations
 
-import re
-
-_URL_USERINFO = re.compile(r"(?<=//)[^/@\s]+@")
-
-
-def redact(text: str, *secrets: str | None) -> str:
-    """Replace each secret and any `user:password@` in a URL with `***`."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return _URL_USERINFO.sub("***@", text)
-
-
 class RagError(Exception):
     """Base class for errors the user can act on."""
 

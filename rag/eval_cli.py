@@ -7,15 +7,9 @@ from typing import Optional
 
 import typer
 
+from rag.console import fail
+
 MODES = ("offline", "llm")
-
-
-def _fail(err) -> None:
-    msg = f"error: {err}"
-    if getattr(err, "hint", None):
-        msg += f" (hint: {err.hint})"
-    typer.echo(msg, err=True)
-    raise typer.Exit(err.exit_code)
 
 
 def register(app: typer.Typer) -> None:
@@ -43,8 +37,10 @@ def register(app: typer.Typer) -> None:
         try:
             if mode not in MODES:
                 raise UsageError(f"--mode must be offline or llm, got {mode!r}")
-            if k is not None and k < 1:
-                raise UsageError(f"-k must be at least 1, got {k}")
+            if k is not None:
+                from rag.config import get_settings
+
+                get_settings(flag_names={"k": "-k"}, k=k)  # a bad -k is a usage error naming it
             if not 0 <= tolerance <= 1:
                 raise UsageError(f"--tolerance must be between 0 and 1, got {tolerance}")
             if check and save_baseline:
@@ -55,17 +51,17 @@ def register(app: typer.Typer) -> None:
                  tolerance=tolerance, baseline=baseline, out=out, record=record, cassettes=cassettes,
                  judge=judge, strict=strict)
         except RagError as e:
-            _fail(e)
+            fail(e)
 
 
 def _llm_answerer(record: bool, cassettes: Path):
     """Pick live answers (recorded when asked) or a cassette replay for LLM mode."""
     from rag.config import get_settings
     from rag.errors import UsageError
-    from rag.evals.cassette import Recorder, cassette_path, llm_configured, replayer
+    from rag.evals.cassette import Recorder, cassette_path, replayer
 
     settings = get_settings().with_overrides(answer_mode="llm")
-    if llm_configured(settings):
+    if settings.llm_configured:
         return (Recorder(), cassette_path(settings, cassettes), settings) if record else (None, None, settings)
     if record:
         raise UsageError("--record needs an LLM: set OPENAI_API_KEY or OPENAI_BASE_URL")

@@ -1,7 +1,7 @@
-"""Answer with an LLM: OpenAI or any OpenAI-compatible chat server, citations enforced.
+"""The LLM transport: OpenAI or any OpenAI-compatible chat server.
 
-`generate` prompts the model with numbered sources, checks the citations of its reply and
-makes one repair call when they fail. `OpenAIChatClient` does the talking: llama-index's `OpenAILike` does the HTTP; its own retries (and the OpenAI SDK's) are switched
+`OpenAIChatClient` does the talking (prompting and citation checks live in rag.answering):
+llama-index's `OpenAILike` does the HTTP; its own retries (and the OpenAI SDK's) are switched
 off so that backoff is ours: 408/409/429/5xx, timeouts and dropped connections are retried
 with exponential backoff, honouring `Retry-After`; after the last try a `ProviderError`
 naming the provider is raised. llama-index is imported only when a request is made.
@@ -15,11 +15,9 @@ messages, their causes and the SDK's log records never hold the API key or URL c
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import logging
 import random
-import re
 import socket
 import time
 from dataclasses import dataclass, field
@@ -27,10 +25,8 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Callable, NoReturn, Protocol
 from urllib.parse import urlsplit
 
-from rag.citations import CitationCheck, check_citations
 from rag.config import Settings
 from rag.errors import (
-    redact,
     ConfigError,
     ProviderAuthError,
     ProviderConnectionError,
@@ -40,16 +36,14 @@ from rag.errors import (
     ProviderStreamError,
     ProviderTimeoutError,
 )
-from rag.offline import REFUSAL
-from rag.prompt import Prompts, build_messages, build_repair
-from rag.types import Hit
+from rag.offline_env import offline_llama_index
+from rag.text import one_line, redact
 
 OPENAI_API_BASE = "https://api.openai.com/v1"
 BACKOFF_BASE = 0.5  # seconds before the first retry; doubles each time
 BACKOFF_MAX = 8.0
 MAX_RETRY_AFTER = 60.0  # a server asking us to wait longer than this ends the retries
 RETRY_STATUSES = frozenset({408, 409, 429})
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 # Finish reasons that mean the provider stopped the reply before the model finished it.
 CUT_SHORT = frozenset({"length", "content_filter"})
 
@@ -236,15 +230,11 @@ class OpenAIChatClient:
         sleep: Callable[[float], None] = time.sleep,
         jitter: Callable[[], float] = random.random,
     ) -> None:
-        if not settings.openai_base_url and not settings.openai_api_key:
+        if not settings.llm_configured:
             raise ConfigError(
                 "LLM answers need OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (a compatible server)",
                 hint="or use --mode offline",
             )
-        if settings.llm_timeout <= 0:
-            raise ConfigError(f"llm_timeout must be positive, got {settings.llm_timeout}")
-        if settings.llm_max_retries < 0:
-            raise ConfigError(f"llm_max_retries must be >= 0, got {settings.llm_max_retries}")
         self.settings = settings
         self.model = settings.llm_model
         self.provider = provider_name(settings)
@@ -260,8 +250,6 @@ class OpenAIChatClient:
 
     def _client(self) -> Any:
         if self._llm is None:
-            from rag.offline_env import offline_llama_index
-
             offline_llama_index()
             _guard_logs(self.secrets)
             from llama_index.llms.openai_like import OpenAILike
@@ -283,9 +271,7 @@ class OpenAIChatClient:
         return self._llm
 
     def _redact(self, text: str) -> str:
-        text = redact(text, *self.secrets)
-        text = " ".join(_CONTROL.sub(" ", text).split())
-        return text if len(text) <= 300 else text[:299] + "\u2026"
+        return one_line(redact(text, *self.secrets), 300)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -389,83 +375,3 @@ def _usage(counts: dict[str, Any] | None) -> dict[str, int]:
     if not counts:
         return {}
     return {k: int(counts[k]) for k in keys if isinstance(counts.get(k), int)}
-
-@dataclass
-class LLMResult:
-    """What the model said, validated: the pieces `answer()` turns into an `Answer`."""
-
-    text: str
-    raw_text: str
-    cited: list[int]  # 0-based hit indices
-    refused: bool
-    model: str | None
-    warnings: list[str] = field(default_factory=list)
-    usage: dict[str, int] = field(default_factory=dict)
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    repair: dict[str, Any] | None = None  # why a repair call was made, and the first reply
-
-
-def answer_hash(settings: Settings, prompts: Prompts) -> str:
-    """Hash of the retrieval and model settings plus the prompt texts."""
-    spec = {"settings": settings.hash(), "prompts": prompts.digest(), "model": settings.llm_model}
-    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
-
-
-def _add_usage(total: dict[str, int], more: dict[str, int]) -> None:
-    for key, value in more.items():
-        total[key] = total.get(key, 0) + value
-
-
-def generate(
-    question: str,
-    hits: list[Hit],
-    *,
-    client: ChatClient,
-    prompts: Prompts,
-    on_token: TokenSink | None = None,
-) -> LLMResult:
-    """Ask the model about `hits`, enforce citations, and make one repair call if they fail.
-
-    Only the first call is streamed to `on_token`; the repair reply replaces it afterwards.
-    """
-    if not hits:
-        return LLMResult(
-            text=REFUSAL, raw_text="", cited=[], refused=True, model=client.model,
-            warnings=["no sources were retrieved, so the LLM was not asked"],
-        )
-    k = len(hits)
-    messages = build_messages(question, hits, prompts)
-    first: Completion = client.chat(messages, on_token=on_token)
-    usage: dict[str, int] = {}
-    _add_usage(usage, first.usage)
-    timings = {"llm": round(first.latency_ms, 2)}
-    check: CitationCheck = check_citations(first.text, k)
-    final, final_check, repair = first, check, None
-
-    if not check.ok and not check.refused:
-        problems = check.problems()
-        follow_up = messages + [
-            {"role": "assistant", "content": first.text},
-            {"role": "user", "content": build_repair(problems, k, prompts)},
-        ]
-        final = client.chat(follow_up)
-        _add_usage(usage, final.usage)
-        timings["llm_repair"] = round(final.latency_ms, 2)
-        final_check = check_citations(final.text, k)
-        repair = {"problems": problems, "raw_text": first.text, "fixed": final_check.ok}
-
-    warnings = [f"citation check: {p}" for p in final_check.problems()]
-    if final.finish_reason in CUT_SHORT:
-        warnings.append(f"the answer is incomplete: the provider cut the reply short "
-                        f"(finish reason {final.finish_reason})")
-    return LLMResult(
-        text=final_check.text,
-        raw_text=final.text,
-        cited=[] if final_check.refused else [n - 1 for n in final_check.cited],
-        refused=final_check.refused,
-        model=final.model or first.model or client.model,
-        warnings=warnings,
-        usage=usage,
-        timings_ms=timings,
-        repair=repair,
-    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
-from rag.ingest import Progress
+from rag.index.sync import Progress
 
 _LABELS = {"parse": "Reading files", "embed": "Embedding chunks", "lexical": "Building BM25"}
 

@@ -1,20 +1,11 @@
 """Render answers, hits and reports for the terminal; untrusted text is neutralised first."""
 from __future__ import annotations
 
-import re
-
+from rag.markers import MARKER_TOKEN
+from rag.text import mask_url, safe
 from rag.types import Answer, Hit, IngestReport
 
-# Escape sequences and control characters from documents or models must not reach the terminal.
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def safe(text: str | None) -> str:
-    """Strip terminal escape sequences and control characters (newlines and tabs stay)."""
-    if not text:
-        return ""
-    return _CONTROL.sub("", _ANSI.sub("", text))
+__all__ = ["safe"]  # re-exported: the CLI and chat render through this module
 
 
 def first_line(text: str, width: int = 100) -> str:
@@ -67,7 +58,6 @@ def format_report(r: IngestReport) -> str:
 # Untrusted text reaches rich only as `Text` (never parsed as console markup) or as Markdown
 # source after `safe()`; hyperlinks are off so no escape sequence is emitted for links.
 
-CITATION_MARKER = re.compile(r"\[\d+(?:\s*[-–,]\s*\d+)*\]")
 CITATION_STYLE = "bold cyan"
 
 
@@ -77,7 +67,7 @@ def cited_markdown(text: str):
 
     class _CitedParagraph(Paragraph):
         def __rich_console__(self, console, options):
-            self.text.highlight_regex(CITATION_MARKER, CITATION_STYLE)
+            self.text.highlight_regex(MARKER_TOKEN, CITATION_STYLE)
             yield from super().__rich_console__(console, options)
 
     class _CitedMarkdown(Markdown):
@@ -128,27 +118,22 @@ def abstract_text(n: int, label: str, body: str, *, score: float | None = None,
     return out
 
 
-def _mask_url(url: str) -> str:
-    """Hide a password embedded in a URL (https://user:secret@host)."""
-    return re.sub(r"(//[^/:@]+:)[^/@]+@", r"\1***@", url)
-
-
 def masked_settings(settings, origin: dict[str, str]) -> list[dict[str, str]]:
     """Return one row per setting: name, value (secrets masked), origin and environment variable."""
-    import dataclasses
-
-    from rag.config import env_name
+    from rag.config import env_of, setting_names
 
     rows = []
-    for f in dataclasses.fields(settings):
-        value = getattr(settings, f.name)
-        if f.name == "openai_api_key":
+    for name in setting_names():
+        value = settings
+        for part in name.split("."):
+            value = getattr(value, part)
+        if name == "openai_api_key":
             shown = "set (hidden)" if value else "unset"
         elif value is None:
             shown = "unset"
         else:
-            shown = _mask_url(str(value)) if f.name.endswith("_url") else str(value)
-        rows.append({"name": f.name, "value": shown, "origin": origin.get(f.name, "default"), "env": env_name(f)})
+            shown = mask_url(str(value)) if name.endswith("_url") else str(value)
+        rows.append({"name": name, "value": shown, "origin": origin.get(name, "default"), "env": env_of(name)})
     return rows
 
 

@@ -17,7 +17,7 @@ from rag.types import Answer
 
 if TYPE_CHECKING:
     from rag.llm import ChatClient
-    from rag.prompt import Template
+    from rag.answering.prompt import Template
 
 MAX_TURNS = 3  # turns of history given to the LLM
 MAX_ANSWER_CHARS = 600  # of each previous answer, in the LLM prompt
@@ -116,11 +116,6 @@ def _name_positions(question: str, labels: Collection[str]) -> list[int]:
         if label and len(label.split()) <= 3:
             found += [m.start() for m in re.finditer(rf"(?<!\w){re.escape(label.lower())}(?!\w)", lowered)]
     return sorted(set(found))
-
-
-def names_a_method(question: str, labels: Collection[str] = ()) -> bool:
-    """True when the question names a known label or a method-like name."""
-    return bool(_name_positions(question, labels))
 
 
 def _first_reference(text: str) -> int | None:
@@ -227,7 +222,7 @@ def rewrite_llm(
     if not history:
         return Rewrite(question, question, "none")
     if template is None:
-        from rag.prompt import load_template
+        from rag.answering.prompt import load_template
 
         template = load_template("rewrite")
     prompt = template.render(history=format_history(history), question=html.escape(question, quote=False))

@@ -34,7 +34,7 @@ def isolated_env(tmp_path, monkeypatch):
 @pytest.fixture(scope="session")
 def seed_index(tmp_path_factory) -> Settings:
     """Settings whose index holds the 35 seed abstracts (built once, read-only for tests)."""
-    from rag.ingest import ingest
+    from rag import ingest
 
     root = tmp_path_factory.mktemp("seed")
     data = root / "data"

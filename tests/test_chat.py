@@ -201,7 +201,7 @@ def test_document_text_joins_overlapping_chunks():
                     "documents": [text[s:e] for s, e in spans],
                     "metadatas": [{"start": s, "end": e} for s, e in spans]}
 
-    from rag.store import Store
+    from rag.index.store import Store
 
     store = Store.__new__(Store)  # no Chroma: only the collection's `get` is used
     store.collection = Collection()
@@ -226,7 +226,7 @@ def test_cli_chat_with_piped_input(seed_settings, monkeypatch, tmp_path):
     "args, env, code, message",
     [
         (["chat", "-k", "0"], {}, 2, "-k must be at least 1"),
-        (["chat", "--mode", "fast"], {}, 5, "answer_mode must be auto, llm or offline"),
+        (["chat", "--mode", "fast"], {}, 2, "--mode must be auto, llm or offline"),  # a bad flag: usage error
         (["chat"], {"RAG_INDEX_DIR": "{tmp}/none-here", "RAG_DATA_DIR": "{tmp}/no-data"}, 2, "no such file"),
     ],
 )

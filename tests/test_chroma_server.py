@@ -18,11 +18,12 @@ from typer.testing import CliRunner
 import rag
 from rag.cli import app
 from rag.config import Settings
-from rag.embed_cache import CACHE_FILE
-from rag.ingest import ingest
-from rag.retrieve import Retriever
-from rag.store import Store, index_root, lexical_dir
-from rag import lexical
+from rag.index.paths import CACHE_FILE
+from rag import ingest
+from rag.index import Index
+from rag.index.paths import IndexPaths
+from rag.index.store import Store
+from rag.index import lexical
 
 from conftest import seed_paragraphs
 
@@ -105,7 +106,7 @@ def embedded(corpus, tmp_path_factory) -> Settings:
 def _server_settings(embedded: Settings, url: str, index_dir: Path) -> Settings:
     """Server settings whose local folder starts with the embedded run's embedding cache."""
     index_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copy(index_root(embedded) / CACHE_FILE, index_dir / CACHE_FILE)
+    shutil.copy(IndexPaths.of(embedded).root / CACHE_FILE, index_dir / CACHE_FILE)
     return Settings(data_dir=embedded.data_dir, index_dir=str(index_dir), chroma_url=url)
 
 
@@ -113,10 +114,10 @@ def test_server_store_gives_the_embedded_hits_and_answers(embedded, chroma_url, 
     settings = _server_settings(embedded, chroma_url, tmp_path / "server-index")
     report = ingest(settings=settings, rebuild=True)
     assert (report.documents, report.chunks_embedded, report.chunks_cached) == (4, 0, 4)
-    assert not (index_root(settings) / "chroma").exists()  # nothing stored locally but BM25 + cache
+    assert not IndexPaths.of(settings).chroma.exists()  # nothing stored locally but BM25 + cache
     assert Store(settings).count() == Store(embedded).count()
 
-    local, remote = Retriever(embedded), Retriever(settings)
+    local, remote = Index.open(embedded), Index.open(settings)
     for q in QUESTIONS:
         a = local.retrieve(q, k=3).hits
         b = remote.retrieve(q, k=3).hits
@@ -153,20 +154,20 @@ def test_local_lexical_index_is_rebuilt_from_the_server(embedded, chroma_url, tm
     other = Settings(data_dir=first.data_dir, index_dir=str(tmp_path / "machine-b"), chroma_url=chroma_url)
 
     # Machine B has never ingested: its first question rebuilds BM25 from the server.
-    assert not lexical_dir(other).exists()
-    hits = Retriever(other).retrieve("tree-structured traversal", k=2).hits
+    assert not IndexPaths.of(other).lexical.exists()
+    hits = Index.open(other).retrieve("tree-structured traversal", k=2).hits
     assert hits[0].label == "BraVE" and hits[0].lexical_score is not None
     server_ids = sorted(Store(other).collection.get(include=[])["ids"])
-    assert sorted(lexical.load(lexical_dir(other)).chunk_ids) == server_ids
+    assert sorted(lexical.load(IndexPaths.of(other).lexical).chunk_ids) == server_ids
 
     # Machine A adds a document from a folder B does not have; B's index notices and keeps up.
     extra = tmp_path / "extra.jsonl"
     new = sorted(seed_paragraphs(), key=lambda p: "BraVE" not in p)[6]
     extra.write_text(json.dumps({"abstract": new, "title": "Extra paper"}) + "\n", encoding="utf-8")
     assert ingest([extra], settings=first).documents == 5
-    hits = Retriever(other).retrieve(new[:200], k=1).hits
+    hits = Index.open(other).retrieve(new[:200], k=1).hits
     assert hits[0].title == "Extra paper" and hits[0].lexical_score is not None
-    assert len(lexical.load(lexical_dir(other)).chunk_ids) == 5
+    assert len(lexical.load(IndexPaths.of(other).lexical).chunk_ids) == 5
 
     # B ingests its own data folder: A's extra document is kept although B cannot see its file.
     extra.unlink()

@@ -1,8 +1,10 @@
 """Citation markers are parsed in every common shape and checked against the given sources."""
 import pytest
 
-from rag.citations import check_citations, is_refusal, parse_marker
-from rag.offline import REFUSAL
+from rag.answering.check import check_citations
+from rag.answering.refusal import is_refusal
+from rag.markers import parse_marker
+from rag.answering import REFUSAL
 
 
 @pytest.mark.parametrize(

@@ -15,9 +15,10 @@ import rag
 from rag.cli import app
 from rag.config import Settings
 from rag.corpus import read_corpus
-from rag.ingest import ingest
-from rag import lexical
-from rag.store import Store, lexical_dir
+from rag import ingest
+from rag.index import lexical
+from rag.index.paths import IndexPaths
+from rag.index.store import Store
 
 from conftest import ROOT, seed_paragraphs
 
@@ -29,8 +30,8 @@ CHILD = textwrap.dedent(
     """
     import os, signal, sys
     from rag.config import Settings
-    from rag.ingest import ingest
-    from rag.store import Store
+    from rag import ingest
+    from rag.index.store import Store
 
     settings = Settings(data_dir=sys.argv[1], index_dir=sys.argv[2])
     point = sys.argv[3]
@@ -68,11 +69,11 @@ def _assert_exactly_once(settings: Settings, data: Path) -> None:
     store = Store(settings)
     docs = store.documents()
     assert set(docs) == wanted  # every document, and no orphans
-    chunk_ids = [cid for d in docs.values() for cid in d["chunk_ids"]]
+    chunk_ids = [cid for d in docs.values() for cid in d.chunk_ids]
     assert len(chunk_ids) == len(set(chunk_ids)) == store.count()
     for d in docs.values():
-        assert len(d["chunk_ids"]) == d["n_chunks"]  # no half-written document
-    assert sorted(lexical.load(lexical_dir(settings)).chunk_ids) == sorted(chunk_ids)
+        assert len(d.chunk_ids) == d.n_chunks  # no half-written document
+    assert sorted(lexical.load(IndexPaths.of(settings).lexical).chunk_ids) == sorted(chunk_ids)
 
 
 @pytest.mark.parametrize("point", ["parse", "embed", "write", "lexical"])
@@ -109,11 +110,11 @@ def test_two_ingests_at_once_are_serialized(tmp_path, corpus_dir):
 
 
 def test_no_wait_exits_6_while_an_ingest_holds_the_lock(tmp_path, corpus_dir, monkeypatch):
-    from rag.ingest import ingest_lock
+    from rag.index.lock import ingest_lock
 
     settings = Settings(data_dir=str(corpus_dir), index_dir=str(tmp_path / "index"))
     monkeypatch.setenv("RAG_INDEX_DIR", settings.index_dir)
-    with ingest_lock(settings):
+    with ingest_lock(IndexPaths.of(settings)):
         res = CliRunner().invoke(app, ["ingest", "--no-wait"])
     assert res.exit_code == 6 and "another `rag ingest` is running" in res.stderr
 
@@ -162,7 +163,7 @@ def test_corrupt_lexical_index_is_rebuilt_from_the_store(tmp_path, corpus_dir, m
     """BM25 is derived data: a reader that finds it damaged rebuilds it from Chroma."""
     settings = Settings(data_dir=str(corpus_dir), index_dir=str(tmp_path / "index"))
     ingest(settings=settings)
-    (lexical_dir(settings) / "chunk_ids.json").write_text("{not json", encoding="utf-8")
+    (IndexPaths.of(settings).lexical / "chunk_ids.json").write_text("{not json", encoding="utf-8")
     monkeypatch.setenv("RAG_INDEX_DIR", settings.index_dir)
     monkeypatch.setenv("RAG_DATA_DIR", str(corpus_dir))
     res = CliRunner().invoke(app, ["search", "--json", "Hamilton-Jacobi-Bellman temporal difference"])

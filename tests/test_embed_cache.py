@@ -8,9 +8,10 @@ import pytest
 
 from rag.clean import clean
 from rag.config import Settings
-from rag.embed_cache import CACHE_FILE, EmbeddingCache, embed_with_cache
-from rag.ingest import ingest
-from rag.store import Store
+from rag.index.cache import EmbeddingCache, embed_with_cache
+from rag.index.paths import CACHE_FILE
+from rag import ingest
+from rag.index.store import Store
 
 from conftest import seed_paragraphs
 

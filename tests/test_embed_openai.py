@@ -10,7 +10,7 @@ import pytest
 import rag
 from rag.config import Settings
 from rag.errors import ConfigError, ProviderError
-from rag.ingest import ingest
+from rag import ingest
 
 from conftest import seed_paragraphs
 
@@ -91,7 +91,7 @@ def test_openai_embedding_failure_is_a_provider_error_without_the_key(tmp_path, 
 
 def test_openai_embeddings_need_a_key_or_url(tmp_path):
     settings = Settings(index_dir=str(tmp_path / "i"), embed_model="openai:text-embedding-3-small")
-    from rag.embed import get_embedder
+    from rag.index.embedders import get_embedder
 
     with pytest.raises(ConfigError, match="OPENAI_API_KEY or OPENAI_BASE_URL"):
         get_embedder(settings)

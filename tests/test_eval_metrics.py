@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from rag.evals import metrics as m
+from rag.markers import find_markers, split_claims
 from rag.evals.dataset import Case
 from rag.evals.evaluators import EVALUATORS, Evaluator
 from rag.evals.runner import score_case, summarize
@@ -42,8 +43,8 @@ def scores(c: Case, a: Answer, k: int = 5) -> dict:
 # --- pure functions -------------------------------------------------------------------------
 
 def test_markers_in_every_shape_keep_duplicates():
-    assert m.find_markers("x [1] y [2, 3] z [1][4-5] w [2;1]") == [1, 2, 3, 1, 4, 5, 2, 1]
-    assert m.find_markers("no markers, just [brackets]") == []
+    assert find_markers("x [1] y [2, 3] z [1][4-5] w [2;1]") == [1, 2, 3, 1, 4, 5, 2, 1]
+    assert find_markers("no markers, just [brackets]") == []
 
 
 def test_citation_validity_counts_each_marker_occurrence():
@@ -76,10 +77,14 @@ def test_citation_precision_and_recall_on_distinct_documents():
     assert m.citation_recall([A], []) is None
 
 
-def test_split_claims_attaches_marker_runs_and_keeps_uncited_tail():
-    claims = m.split_claims("One thing [1]. Two things [2][3] Three. Four is uncited.")
-    assert [(c.text.strip(), c.cites) for c in claims] == [
-        ("One thing", [1]), ("Two things", [2, 3]), ("Three.", []), ("Four is uncited.", [])]
+def test_split_claims_is_the_runtime_grammar():
+    # Sentences own their markers; a marker run opening a sentence belongs to the one before
+    # (the citation check and the eval split answers the same way).
+    claims = split_claims("One thing [1]. Two things [2][3] Three. Four is uncited. Five. [4]")
+    assert [(c.text, c.cites) for c in claims] == [
+        ("One thing [1].", [1]), ("Two things [2][3] Three.", [2, 3]), ("Four is uncited.", []),
+        ("Five. [4]", [4])]
+    assert claims[1].body == "Two things Three."
 
 
 def test_groundedness_measures_token_overlap_with_the_cited_chunk():
@@ -88,7 +93,7 @@ def test_groundedness_measures_token_overlap_with_the_cited_chunk():
     assert m.groundedness(good, chunks).score == 1.0
     wrong_source = "BraVE uses tree-structured action traversal [2]."
     g = m.groundedness(wrong_source, chunks)
-    assert g.score == 0.0 and g.unsupported == ["BraVE uses tree-structured action traversal"]
+    assert g.score == 0.0 and g.unsupported == ["BraVE uses tree-structured action traversal."]
     mixed = good + " It also cures cancer in mice quickly. [1]"
     assert m.groundedness(mixed, chunks).score == 0.5
     assert m.groundedness("An uncited sentence about BraVE.", chunks).score == 0.0

@@ -234,7 +234,7 @@ def test_llm_judge_faithfulness_runs_only_when_added_and_scores_each_sentence():
     result = run(Dataset("one", [CASES[0]]), answer_fn=half_true, evaluators=evaluators)
     row = result.cases[0]
     assert row.scores["faithfulness"] == 0.5 and len(judge.asked) == 2
-    assert "faithfulness: 1/2 sentences unsupported per the judge: 'BraVE was invented on the moon'" in row.failed_checks()
+    assert "faithfulness: 1/2 sentences unsupported per the judge: 'BraVE was invented on the moon.'" in row.failed_checks()
     assert result.summary["overall"]["metrics"]["faithfulness"] == {"value": 0.5, "n": 1}
     assert "LLM-judge faithfulness" in markdown_report(result)
 

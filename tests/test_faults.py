@@ -27,8 +27,9 @@ from rag.errors import (
     ProviderResponseError,
     ProviderStreamError,
 )
-from rag.llm import OpenAIChatClient, _classify, generate
-from rag.prompt import load_prompts
+from rag.answering.generate import generate
+from rag.llm import OpenAIChatClient, _classify
+from rag.answering.prompt import load_prompts
 from rag.types import Hit
 
 HELLO = [{"role": "user", "content": "Say hello."}]

@@ -27,8 +27,8 @@ from rag.cli import app
 from rag.config import Settings
 from rag.errors import ProviderError
 from rag.llm import OpenAIChatClient
-from rag.offline import REFUSAL
-from rag.prompt import load_prompts
+from rag.answering import REFUSAL
+from rag.answering.prompt import load_prompts
 
 runner = CliRunner()
 

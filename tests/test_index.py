@@ -6,13 +6,14 @@ from pathlib import Path
 import pytest
 
 import rag
-from rag.chunk import chunk_document, make_splitter
+from rag.index.chunk import chunk_document, make_splitter
 from rag.config import Settings
 from rag.corpus import read_corpus
-from rag.embed import get_embedder
-from rag.ingest import ingest
-from rag.store import Store, lexical_dir
-from rag import lexical
+from rag.index.embedders import get_embedder
+from rag import ingest
+from rag.index.paths import IndexPaths
+from rag.index.store import Store
+from rag.index import lexical
 
 from conftest import seed_paragraphs
 
@@ -35,7 +36,7 @@ def small(tmp_path):
 def _store_state(settings):
     store = Store(settings)
     docs = store.documents()
-    chunk_ids = [cid for d in docs.values() for cid in d["chunk_ids"]]
+    chunk_ids = [cid for d in docs.values() for cid in d.chunk_ids]
     return store, docs, chunk_ids
 
 
@@ -43,7 +44,7 @@ def test_chunks_fit_the_model_and_carry_offsets():
     settings = Settings(chunk_size=64, chunk_overlap=8)
     embedder = get_embedder(settings)
     doc = read_corpus([Path(__file__).parent.parent / "data"]).documents[0]
-    chunks = chunk_document(doc, make_splitter(settings, embedder.count_tokens))
+    chunks = chunk_document(doc, make_splitter(settings.effective_chunk_size(), settings.chunk_overlap, embedder.count_tokens))
     assert len(chunks) > 2
     for i, c in enumerate(chunks):
         assert c.id == f"{doc.id}:{i}" and c.n == i and c.doc_id == doc.id
@@ -55,7 +56,7 @@ def test_chunks_fit_the_model_and_carry_offsets():
 def test_default_chunks_never_exceed_the_model_limit():
     settings = Settings()
     embedder = get_embedder(settings)
-    splitter = make_splitter(settings, embedder.count_tokens)
+    splitter = make_splitter(settings.effective_chunk_size(), settings.chunk_overlap, embedder.count_tokens)
     long_doc = read_corpus([Path(__file__).parent.parent / "data"]).documents[0]
     long_doc.text = " ".join([long_doc.text] * 4)
     chunks = chunk_document(long_doc, splitter)
@@ -76,7 +77,7 @@ def test_incremental_ingest_adds_updates_removes_without_duplicates(small):
     assert (first.added, first.documents, first.chunks_embedded) == (3, 3, 3)
     store, docs, chunk_ids = _store_state(settings)
     assert len(chunk_ids) == len(set(chunk_ids)) == store.count() == 3
-    shared = [d for d in docs.values() if len(d["sources"]) == 2]
+    shared = [d for d in docs.values() if len(d.sources) == 2]
     assert len(shared) == 1  # paragraph 2 is in both files
 
     again = ingest(settings=settings)
@@ -93,9 +94,9 @@ def test_incremental_ingest_adds_updates_removes_without_duplicates(small):
     assert removed.removed == 2 and removed.documents == 2
     store, docs, chunk_ids = _store_state(settings)
     assert store.count() == 2
-    assert all(Path(s).name == "b.txt" for d in docs.values() for s in d["sources"])
+    assert all(Path(s).name == "b.txt" for d in docs.values() for s in d.sources)
     # Lexical and vector indexes describe the same chunks.
-    assert sorted(lexical.load(lexical_dir(settings)).chunk_ids) == sorted(chunk_ids)
+    assert sorted(lexical.load(IndexPaths.of(settings).lexical).chunk_ids) == sorted(chunk_ids)
 
 
 def test_ingesting_another_path_keeps_documents_from_elsewhere(small, tmp_path):

@@ -13,9 +13,10 @@ import pytest
 import rag
 from rag.config import Settings
 from rag.errors import ConfigError, ProviderError
-from rag.llm import Completion, OpenAIChatClient, _retry_after, answer_hash, generate, provider_name
-from rag.offline import REFUSAL
-from rag.prompt import load_prompts
+from rag.answering.generate import answer_hash, generate
+from rag.llm import Completion, OpenAIChatClient, _retry_after, provider_name
+from rag.answering import REFUSAL
+from rag.answering.prompt import load_prompts
 from rag.types import Hit
 
 
@@ -168,7 +169,7 @@ def test_injected_document_stays_in_the_data_section_end_to_end(tmp_path, isolat
 
 
 def test_auto_mode_picks_llm_only_when_configured():
-    from rag.answer import resolve_mode
+    from rag.answering import resolve_mode
 
     assert resolve_mode(Settings()) == "offline"
     assert resolve_mode(Settings(openai_api_key="sk-x")) == "llm"

@@ -28,9 +28,11 @@ import pytest
 
 from rag.config import Settings
 from rag.errors import ProviderError
-from rag.llm import OpenAIChatClient, generate, redact
-from rag.offline import REFUSAL
-from rag.prompt import load_prompts
+from rag.answering.generate import generate
+from rag.llm import OpenAIChatClient
+from rag.text import redact
+from rag.answering import REFUSAL
+from rag.answering.prompt import load_prompts
 from rag.types import Hit
 
 # Read at import time: the autouse isolated_env fixture removes OPENAI_API_KEY before each test.

@@ -15,8 +15,9 @@ from openai_server import FakeOpenAI, Reply, Stall, Status
 from rag.cli import app
 from rag.config import Settings
 from rag.errors import ProviderAuthError, ProviderError, ProviderRateLimitError, ProviderTimeoutError
-from rag.llm import OpenAIChatClient, generate
-from rag.prompt import load_prompts
+from rag.answering.generate import generate
+from rag.llm import OpenAIChatClient
+from rag.answering.prompt import load_prompts
 from rag.types import Hit
 
 HELLO = [{"role": "user", "content": "Say hello."}]

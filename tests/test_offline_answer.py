@@ -6,8 +6,9 @@ import pytest
 import numpy as np
 
 import rag
-from rag.answer import cite
-from rag.offline import REFUSAL, compose
+from rag.answering import cite
+from rag.answering import REFUSAL
+from rag.answering.offline import compose
 from rag.types import Hit
 
 
@@ -101,7 +102,7 @@ def test_details_abstracts_rarely_state_need_evidence_that_states_them(question)
 
 
 def test_only_close_stems_match():
-    from rag.offline import _matches
+    from rag.answering.offline import _matches
 
     assert _matches("sampl", {"sampler"})
     assert not _matches("data", {"dataset"}) and not _matches("stand", {"standardis"})

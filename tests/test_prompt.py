@@ -4,8 +4,8 @@ import re
 import pytest
 
 from rag.errors import ConfigError, PromptError
-from rag.offline import REFUSAL
-from rag.prompt import TEMPLATES, build_messages, build_repair, load_prompts, load_template, parse_template
+from rag.answering import REFUSAL
+from rag.answering.prompt import TEMPLATES, build_messages, build_repair, load_prompts, load_template, parse_template
 from rag.types import Hit
 
 INJECTION = (

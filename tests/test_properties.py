@@ -8,10 +8,10 @@ import rag
 from rag.clean import clean
 from rag.corpus import read_corpus
 from rag.errors import UsageError
-from rag.lexical import tokenize
+from rag.index.lexical import tokenize
 from rag.labels import make_label
 from rag.render import safe
-from rag.sentences import split_sentences
+from rag.text import split_sentences
 
 GOOD = ("We propose GoodNet, a graph model for molecules that reduces memory by forty percent "
         "on standard benchmarks while keeping accuracy.")

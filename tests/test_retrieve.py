@@ -3,8 +3,9 @@ import pytest
 
 import rag
 from rag.errors import UsageError
-from rag.lexical import tokenize
-from rag.retrieve import fuse, get_retriever
+from rag.index.lexical import tokenize
+from rag.api import default_index
+from rag.index.search import fuse
 
 
 def test_fusion_sums_reciprocal_ranks():
@@ -41,9 +42,9 @@ def test_gold_document_is_found_first(seed_settings, query, label):
 
 
 def test_zero_score_bm25_results_never_enter_fusion(seed_settings):
-    retriever = get_retriever(seed_settings)
-    assert retriever.lexical.search("视频中的时间方向", 10) == []
-    res = retriever.retrieve("视频中的时间方向", k=5)
+    index = default_index(seed_settings)
+    assert index.lexical().search("视频中的时间方向", 10) == []
+    res = index.retrieve("视频中的时间方向", k=5)
     assert all(h.lexical_score is None for h in res.hits)
 
 

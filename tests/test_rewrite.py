@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from rag.llm import Completion
-from rag.prompt import load_template
+from rag.answering.prompt import load_template
 from rag.rewrite import Turn, clean_reply, current_subject, rewrite, rewrite_llm, rewrite_rule, subject_of
 from rag.types import Answer, Citation
 

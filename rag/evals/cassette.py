@@ -5,7 +5,6 @@ prompt never replays stale answers: it finds no cassette and says how to re-reco
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -20,7 +19,7 @@ DEFAULT_CASSETTES = Path("eval") / "cassettes"
 
 def cassette_key(settings: rag.Settings) -> str:
     """Hash of what decides an LLM answer: settings, prompt texts and model (not where the server is)."""
-    offline_view = dataclasses.replace(settings, openai_base_url=None, openai_api_key=None)
+    offline_view = settings.model_copy(update={"openai_base_url": None, "openai_api_key": None})
     spec = {"settings": offline_view.hash(), "prompts": prompt_hash("llm"), "model": settings.llm_model}
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
 
@@ -28,11 +27,6 @@ def cassette_key(settings: rag.Settings) -> str:
 def cassette_path(settings: rag.Settings, directory: str | Path = DEFAULT_CASSETTES) -> Path:
     """Where the cassette for these settings lives."""
     return Path(directory) / f"llm-{cassette_key(settings)}.json"
-
-
-def llm_configured(settings: rag.Settings) -> bool:
-    """True when an API key or a server URL is set, so live LLM answers can be asked for."""
-    return bool(settings.openai_api_key or settings.openai_base_url)
 
 
 def answer_from_dict(d: dict[str, Any]) -> Answer:

@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import Callable, Union
 
 from rag.evals import metrics as m
+from rag.markers import find_markers
 from rag.evals.dataset import Case
 from rag.types import Answer
 
@@ -39,7 +40,7 @@ class EvalContext:
 
     @cached_property
     def markers(self) -> list[int]:
-        return m.find_markers(self.answer.text)
+        return find_markers(self.answer.text)
 
     @cached_property
     def by_number(self) -> dict[int, str]:

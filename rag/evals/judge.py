@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from rag.evals import metrics as m
+from rag.markers import split_claims
 from rag.evals.evaluators import EvalContext, Evaluator, Outcome
 
 JUDGE_SYSTEM = (
@@ -42,14 +42,14 @@ def faithfulness_evaluator(judge: Judge) -> Evaluator:
         if ctx.refused:
             return Outcome(None)
         chunks = {c.n: c.text for c in ctx.answer.citations}
-        claims = m.split_claims(ctx.answer.text)
+        claims = split_claims(ctx.answer.text)
         if not claims:
             return Outcome(None)
         unsupported = []
         for c in claims:
             cited = [chunks[n] for n in dict.fromkeys(c.cites) if n in chunks]
-            if not cited or not verdict(judge.chat(judge_messages(c.text, cited)).text):
-                unsupported.append(" ".join(c.text.split()))
+            if not cited or not verdict(judge.chat(judge_messages(c.body, cited)).text):
+                unsupported.append(c.body)
         score = (len(claims) - len(unsupported)) / len(claims)
         reason = f"{len(unsupported)}/{len(claims)} sentences unsupported per the judge: {unsupported[0][:80]!r}" if unsupported else ""
         return Outcome(score, reason)

@@ -12,12 +12,9 @@ from typing import Iterable, Mapping, Sequence
 
 from rag.clean import clean
 from rag.evals.dataset import has_spelling
+from rag.markers import split_claims, strip_markers
 
-# A marker: [1], [1, 2], [1;3], [1-3] (also en/em dashes). Adjacent markers ([1][3]) are separate.
-MARKER = re.compile(r"\[\s*(\d{1,4}(?:\s*[,;\-\u2013\u2014]\s*\d{1,4})*)\s*\]")
-_MARKER_PART = re.compile(r"(\d+)(?:\s*[\-\u2013\u2014]\s*(\d+))?")
-_MARKER_RUN = re.compile(r"(?:\s*" + MARKER.pattern + r")+[.,;:!?。！？]*")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+(?=[\"'(\[]?[A-Z0-9\u3400-\u9fff])|(?<=[。！？])")
+
 _TOKEN = re.compile(r"[\u3400-\u9fff]|[a-z0-9]+(?:[.\-/^][a-z0-9]+)*")
 _STOP = frozenset(
     "a an the and or of to in on for by with as at from into is are was were be been being it its this "
@@ -28,22 +25,6 @@ _STOP = frozenset(
 # A sentence counts as grounded when at least this share of its content tokens occur in the
 # text of the chunks it cites (deterministic, no model involved).
 GROUNDED_MIN_OVERLAP = 0.6
-
-
-def marker_numbers(body: str) -> list[int]:
-    """Expand the inside of one marker ("1, 3-4") into source numbers."""
-    out: list[int] = []
-    for m in _MARKER_PART.finditer(body):
-        lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) else lo
-        lo, hi = min(lo, hi), max(lo, hi)
-        out.extend(range(lo, min(hi, lo + 50) + 1))
-    return out
-
-
-def find_markers(text: str) -> list[int]:
-    """Every source number named by a marker in text, in order, duplicates kept."""
-    return [n for m in MARKER.finditer(text) for n in marker_numbers(m.group(1))]
 
 
 def citation_validity(markers: Sequence[int], valid: Iterable[int]) -> float | None:
@@ -105,34 +86,8 @@ def citation_recall(cited: Iterable[str], gold: Iterable[str]) -> float | None:
 
 def content_tokens(text: str) -> list[str]:
     """Lower-cased word tokens without markers and stopwords; each CJK character is a token."""
-    text = clean(MARKER.sub(" ", text)).casefold()
+    text = clean(strip_markers(text)).casefold()
     return [t for t in _TOKEN.findall(text) if t not in _STOP]
-
-
-@dataclass
-class Claim:
-    """One answer sentence and the source numbers it cites."""
-
-    text: str
-    cites: list[int] = field(default_factory=list)
-
-
-def split_claims(text: str) -> list[Claim]:
-    """Split an answer into sentences, each owning the markers that end it.
-
-    A sentence runs up to and including a run of markers (and trailing punctuation); text
-    after the last marker run is split at sentence ends into uncited sentences. Pieces with
-    no content tokens (a lone "." or a marker) are dropped.
-    """
-    claims: list[Claim] = []
-    start = 0
-    for run in _MARKER_RUN.finditer(text):
-        body = text[start : run.start()]
-        claims.append(Claim(body, find_markers(run.group(0))))
-        start = run.end()
-    for piece in _SENTENCE_END.split(text[start:]):
-        claims.append(Claim(piece, []))
-    return [c for c in claims if content_tokens(c.text)]
 
 
 def support(claim: str, evidence: Sequence[str]) -> float:
@@ -158,14 +113,14 @@ def groundedness(text: str, sources: Mapping[int, str], *, threshold: float = GR
 
     An uncited sentence, or one citing only unknown numbers, is unsupported. None for no sentences.
     """
-    claims = split_claims(text)
+    claims = [c for c in split_claims(text) if content_tokens(c.text)]
     if not claims:
         return Groundedness(None)
     bad: list[str] = []
     for c in claims:
         evidence = [sources[n] for n in dict.fromkeys(c.cites) if n in sources]
         if not evidence or support(c.text, evidence) < threshold:
-            bad.append(" ".join(c.text.split()))
+            bad.append(c.body)
     return Groundedness((len(claims) - len(bad)) / len(claims), len(claims), bad)
 
 

@@ -173,7 +173,7 @@ def prompt_hash(mode: str) -> str | None:
     if mode != "llm":
         return None
     try:
-        from rag.prompt import load_prompts
+        from rag.answering.prompt import load_prompts
 
         return load_prompts().digest()[:12]
     except (ImportError, AttributeError, RagError):

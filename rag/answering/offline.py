@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rag.answering.refusal import REFUSAL, asks_unstated_detail
 from rag.clean import clean
-from rag.lexical import CJK, tokenize
-from rag.sentences import split_sentences
+from rag.config import OfflineSettings
+from rag.index.lexical import CJK, tokenize
+from rag.text import split_sentences
 from rag.types import Hit
-
-REFUSAL = "I can't answer that from the indexed abstracts."
 
 # Words that frame a question but say nothing about its topic.
 _QUESTION_WORDS = set(tokenize(
@@ -28,39 +28,14 @@ _QUESTION_WORDS = set(tokenize(
     "main key idea contribution contributions many much need needs kind type types called name named "
     "give list show find use uses used using achieve achieves achieved obtain obtains reach reaches"
 ))
-# Details abstracts rarely state (people, licences, training set-up, prices). A question asking
-# for one needs evidence that mentions it, however well the rest of the question matches: the
-# English and Chinese wording of the question, and what the evidence must contain.
-_DETAILS = [
-    (r"\bwho(?:m|se)?\b|\bauthors?\b|作者|谁", r"\bauthor"),
-    (r"\baffiliat|\buniversit|\binstitution|大学|机构", r"\baffiliat|\buniversit|\binstitut"),
-    (r"\blicen[cs]e|许可|授权", r"\blicen[cs]"),
-    (r"\blearning rates?\b|学习率", r"\blearning rates?\b"),
-    (r"\bbatch sizes?\b|批量大小|批大小", r"\bbatch size"),
-    (r"\bGPUs?\b|显卡", r"\bGPU"),
-    (r"\bepochs?\b|轮数", r"\bepoch"),
-    (r"\bhyper-?parameters?\b|超参数", r"\bhyper-?parameter"),
-    (r"\bhow many parameters\b|参数量", r"\bparameters\b"),
-    (r"\bprice\b|价格|多少钱", r"\bprice|\$\s?\d"),
-    (r"\barxiv\b|posted|发布", r"\barxiv|\bposted"),
-    (r"\bfund(?:ed|ing)\b|经费|资助", r"\bfund"),
-]
-_DETAILS_RE = [(re.compile(q, re.I), re.compile(e, re.I)) for q, e in _DETAILS]
 _ASKS_FOR_PAPER = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:paper|papers|work|method|model|framework|system|benchmark|approach)\b|\bpropos|\bintroduc", re.I)
 # Questions whose answer may span papers ("which papers ...", "compare ...").
 _ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|works|methods|approaches|studies|models|both|compare[sd]?|"
                                r"comparison|versus|vs\.?)\b|哪些|比较", re.I)
 _INTRO = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+)?(?:propose|introduce|present|develop|release)\b", re.I)
 
-# Calibrated on the eval question set (see eval/ and README "Offline answers").
-MIN_COVERAGE = 0.6  # share of the question's (IDF-weighted) terms the evidence must contain
-MIN_PAIR_COVERAGE = 0.85  # ... or two documents together, when each covers MIN_SHARE_EACH
-MIN_SHARE_EACH = 0.3
-MIN_DENSE_CROSSLINGUAL = 0.80  # cosine the best chunk needs when words cannot be matched
-MAX_SENTENCES = 3
-RELATIVE_KEEP = 0.75  # a sentence from another document must score this share of the best one
-INTRO_BONUS = 0.15  # for "we propose ..." sentences when the question asks which paper
-MIN_GAIN = 0.15  # a further sentence must cover this share of the question's weight left uncovered
+# The thresholds (coverage, gains, bonuses) are the `offline` settings group: see
+# rag.config.OfflineSettings for what each one decides.
 
 
 @dataclass
@@ -124,7 +99,12 @@ class OfflineResult:
 
 
 def compose(
-    question: str, hits: list[Hit], *, embed=None, passages: dict[int, list[tuple[str, str]]] | None = None
+    question: str,
+    hits: list[Hit],
+    *,
+    embed=None,
+    passages: dict[int, list[tuple[str, str]]] | None = None,
+    thresholds: OfflineSettings | None = None,
 ) -> OfflineResult:
     """Answer from hits by sentence extraction.
 
@@ -132,6 +112,7 @@ def compose(
     hit index to all (chunk_id, text) chunks of its document, so a long abstract is quoted
     from whichever chunk holds the answer, not only from the chunk that was retrieved.
     """
+    t = thresholds or OfflineSettings()
     if not hits:
         return OfflineResult(REFUSAL, [], True, 0.0)
     pool = _candidates(hits, passages)
@@ -142,12 +123,12 @@ def compose(
     q_terms = [t for t in dict.fromkeys(tokenize(question, compounds=False)) if t not in _QUESTION_WORDS]
     q_terms = [t for t in q_terms if not CJK.match(t)]
     evidence = " ".join(clean(h.text) for h in hits[:2])
-    if any(q.search(question) and not e.search(evidence) for q, e in _DETAILS_RE):
+    if asks_unstated_detail(question, evidence):
         return OfflineResult(REFUSAL, [], True, 0.0)
     crosslingual = is_crosslingual(question) or not q_terms
 
     if crosslingual:
-        if embed is None or (hits[0].dense_score or 0.0) < MIN_DENSE_CROSSLINGUAL:
+        if embed is None or (hits[0].dense_score or 0.0) < t.min_dense_crosslingual:
             return OfflineResult(REFUSAL, [], True, 0.0)
         # Sentence similarity across languages is noisy: quote the best abstract, and the
         # second only when retrieval could hardly tell them apart.
@@ -156,7 +137,7 @@ def compose(
         vectors = embed([c.text for c in top], question)
         for c, sim in zip(top, vectors):
             c.score = float(sim) + (0.02 if c.hit_index == 0 else 0.0)
-        chosen = _choose(top, q_terms=[])
+        chosen = _choose(top, q_terms=[], t=t)
         return OfflineResult(_render(chosen, hits), _cited(chosen), False, float(hits[0].dense_score or 0.0),
                              _quoted_chunks(chosen))
 
@@ -174,7 +155,7 @@ def compose(
             loc = sum(w for t, w in local.items() if _matches(t, c.terms)) / local_total
             c.score = 0.5 * glob + 0.5 * loc - 0.03 * c.hit_index
             if asks_for_paper and _INTRO.search(c.text):
-                c.score += INTRO_BONUS  # "which paper proposes X": the sentence naming the proposal
+                c.score += t.intro_bonus  # "which paper proposes X": the sentence naming the proposal
     # The evidence must cover the question's terms within one document, or, for questions
     # that span papers, within two documents that each cover a fair share.
     doc_terms = [{t for t in q_terms if any(_matches(t, c.terms) for c in pool if c.hit_index == i)}
@@ -182,23 +163,24 @@ def compose(
     doc_cov = sorted(((sum(weights[t] for t in ts) / total, ts) for ts in doc_terms), key=lambda x: -x[0])
     best_doc_cov = doc_cov[0][0]
     pair_cov = 0.0
-    if len(doc_cov) > 1 and doc_cov[1][0] >= MIN_SHARE_EACH:
+    if len(doc_cov) > 1 and doc_cov[1][0] >= t.min_share_each:
         pair_cov = sum(weights[t] for t in doc_cov[0][1] | doc_cov[1][1]) / total
-    if best_doc_cov < MIN_COVERAGE and pair_cov < MIN_PAIR_COVERAGE:
+    if best_doc_cov < t.min_coverage and pair_cov < t.min_pair_coverage:
         return OfflineResult(REFUSAL, [], True, best_doc_cov)
-    chosen = _choose(pool, q_terms=q_terms, weights=weights, many=bool(_ASKS_FOR_SEVERAL.search(question)))
+    chosen = _choose(pool, q_terms=q_terms, weights=weights, many=bool(_ASKS_FOR_SEVERAL.search(question)), t=t)
     if not chosen or chosen[0].score <= 0:
         return OfflineResult(REFUSAL, [], True, best_doc_cov)
     return OfflineResult(_render(chosen, hits), _cited(chosen), False, best_doc_cov, _quoted_chunks(chosen))
 
 
 def _choose(
-    pool: list[Candidate], *, q_terms: list[str], weights: dict[str, float] | None = None, many: bool = False
+    pool: list[Candidate], *, q_terms: list[str], t: OfflineSettings, weights: dict[str, float] | None = None,
+    many: bool = False,
 ) -> list[Candidate]:
     """Pick the best sentence, then greedily the sentences that cover what it left out.
 
-    A further sentence is kept when it covers at least MIN_GAIN of the question's weight
-    not yet covered, or, from another document, scores within RELATIVE_KEEP of the best
+    A further sentence is kept when it covers at least `min_gain` of the question's weight
+    not yet covered, or, from another document, scores within `relative_keep` of the best
     (questions whose answer spans several papers).
     """
     ranked = sorted(pool, key=lambda c: (-c.score, c.hit_index, c.chunk, c.start))
@@ -207,7 +189,7 @@ def _choose(
     weights = weights or {t: 1.0 for t in q_terms}
     total = sum(weights.values()) or 1.0
     covered = {t for t in q_terms if _matches(t, best.terms)}
-    while len(chosen) < MAX_SENTENCES:
+    while len(chosen) < t.max_sentences:
         def gain(c: Candidate) -> float:
             return sum(weights[t] for t in q_terms if t not in covered and _matches(t, c.terms)) / total
 
@@ -217,10 +199,10 @@ def _choose(
         docs = {x.hit_index for x in chosen}
         # Filling a gap may use any sentence of a quoted abstract, but a sentence of another
         # abstract must also be relevant on its own ("test" alone is no reason to quote a paper).
-        fillers = [c for c in rest if many or c.hit_index in docs or c.score >= RELATIVE_KEEP * best.score]
+        fillers = [c for c in rest if many or c.hit_index in docs or c.score >= t.relative_keep * best.score]
         by_gain = max(fillers, key=lambda c: (gain(c), c.score)) if fillers else rest[0]
-        other_docs = [c for c in rest if c.hit_index not in docs and c.score >= RELATIVE_KEEP * best.score]
-        if q_terms and gain(by_gain) >= MIN_GAIN:
+        other_docs = [c for c in rest if c.hit_index not in docs and c.score >= t.relative_keep * best.score]
+        if q_terms and gain(by_gain) >= t.min_gain:
             pick = by_gain
         elif other_docs:
             pick = other_docs[0]
@@ -260,8 +242,6 @@ def cosine_scorer(embedder):
     """Adapt an embedder into the `embed(texts, question)` callable `compose` uses."""
 
     def embed(texts: list[str], question: str) -> list[float]:
-        from rag.clean import clean
-
         q = embedder.embed_query(question)
         vecs = embedder.embed_passages([clean(t) for t in texts])
         return list(np.asarray(vecs) @ np.asarray(q))

@@ -1,27 +1,22 @@
-"""Answer a question: retrieve, then compose a cited answer offline or with an LLM."""
+"""Answer a question from an `Index`: retrieve, then compose a cited answer offline or with an LLM."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
-from rag.config import Settings, get_settings
-from rag.offline import REFUSAL, compose, cosine_scorer
-from rag.retrieve import check_query, get_retriever
+from rag.answering.offline import compose, cosine_scorer
+from rag.config import Settings
+from rag.index import Index
+from rag.index.search import check_query
+from rag.llm import ChatClient, OpenAIChatClient
 from rag.types import Answer, Citation, Hit
-
-if TYPE_CHECKING:
-    from rag.llm import ChatClient
-
-
-# How many of the best hits the offline answerer reads whole (all chunks of the abstract).
-OFFLINE_FULL_DOCS = 3
 
 
 def resolve_mode(settings: Settings) -> str:
     """Return "llm" or "offline" from the settings; `auto` picks llm only when one is configured."""
     mode = settings.answer_mode
     if mode == "auto":
-        mode = "llm" if (settings.openai_api_key or settings.openai_base_url) else "offline"
+        mode = "llm" if settings.llm_configured else "offline"
     return mode
 
 
@@ -41,50 +36,43 @@ def cite(hits: list[Hit], cited: list[int], chunks: dict[int, tuple[str, str]] |
     return out
 
 
-def answer(
+def answer_from(
+    index: Index,
     question: str,
     *,
     k: int | None = None,
-    settings: Settings | None = None,
     mode: str | None = None,
-    llm: "ChatClient | None" = None,
+    llm: ChatClient | None = None,
     on_token: Callable[[str], None] | None = None,
 ) -> Answer:
-    """Answer `question` from the indexed abstracts, citing every sentence.
+    """Answer `question` from `index`, citing every sentence.
 
     In LLM mode, `llm` replaces the OpenAI-compatible client (tests pass fakes) and
     `on_token` receives the first reply as it streams.
     """
-    settings = settings or get_settings()
-    if mode is not None:
-        settings = settings.with_overrides(answer_mode=mode)
+    settings = index.settings if mode is None else index.settings.with_overrides(answer_mode=mode)
     question = check_query(question)
     chosen = resolve_mode(settings)
     client = llm
     if chosen == "llm" and client is None:
-        from rag.llm import OpenAIChatClient
-
         client = OpenAIChatClient(settings)  # checks the LLM settings before any retrieval work
     started = time.perf_counter()
-    retriever = get_retriever(settings)
-    t_open = time.perf_counter()
-    retrieval = retriever.retrieve(question, k=k)
+    retrieval = index.retrieve(question, k=k)
     hits = retrieval.hits
     t_retrieved = time.perf_counter()
 
     if chosen == "llm":
-        return _answer_llm(question, hits, settings, llm=client, on_token=on_token,
-                           timings={"open_index": (t_open - started) * 1000, **retrieval.timings_ms},
-                           started=started)
+        return _answer_llm(question, hits, settings, client=client, on_token=on_token,
+                           timings=dict(retrieval.timings_ms), started=started)
     # A long abstract is several chunks: the answer may sit in one that was not retrieved.
-    passages = {i: retriever.store.document_chunks(h.doc_id) for i, h in enumerate(hits[:OFFLINE_FULL_DOCS])
-                if h.n_chunks > 1}
-    result = compose(question, hits, embed=cosine_scorer(retriever.embedder), passages=passages)
+    passages = {i: [(c.id, c.text) for c in index.document_chunks(h.doc_id)]
+                for i, h in enumerate(hits[: settings.offline.full_docs]) if h.n_chunks > 1}
+    result = compose(question, hits, embed=cosine_scorer(index.embedder), passages=passages,
+                     thresholds=settings.offline)
     texts = {cid: text for chunks in passages.values() for cid, text in chunks}
     quoted = {i: (cid, texts[cid]) for i, cid in result.quoted_chunks.items() if cid in texts}
     done = time.perf_counter()
-    timings = {"open_index": (t_open - started) * 1000, **retrieval.timings_ms,
-               "compose": (done - t_retrieved) * 1000, "total": (done - started) * 1000}
+    timings = {**retrieval.timings_ms, "compose": (done - t_retrieved) * 1000, "total": (done - started) * 1000}
     return Answer(
         question=question,
         text=result.text,
@@ -103,17 +91,16 @@ def _answer_llm(
     hits: list[Hit],
     settings: Settings,
     *,
-    llm: "ChatClient | None",
+    client: ChatClient,
     on_token: Callable[[str], None] | None,
     timings: dict[str, float],
     started: float,
 ) -> Answer:
-    """Compose the answer with an LLM and check its citations (see rag.llm)."""
-    from rag.llm import OpenAIChatClient, answer_hash, generate
-    from rag.prompt import load_prompts
+    """Compose the answer with an LLM and check its citations (see rag.answering.generate)."""
+    from rag.answering.generate import answer_hash, generate
+    from rag.answering.prompt import load_prompts
 
     prompts = load_prompts()
-    client = llm if llm is not None else OpenAIChatClient(settings)
     result = generate(question, hits, client=client, prompts=prompts, on_token=on_token)
     timings = {**timings, **result.timings_ms, "total": (time.perf_counter() - started) * 1000}
     return Answer(
@@ -131,6 +118,3 @@ def _answer_llm(
         usage=result.usage,
         repair=result.repair,
     )
-
-
-__all__ = ["answer", "REFUSAL", "cite", "resolve_mode"]

@@ -1,6 +1,6 @@
 """Cache passage vectors by content hash, so the same chunk text is never embedded twice.
 
-One small SQLite file under the index folder (``embed_cache.sqlite``), shared by every
+One small SQLite file under the index folder (``IndexPaths.embed_cache``), shared by every
 collection in that folder. A row is keyed by (embedding model name, sha256 of the exact text
 the model read) and holds the float32 vector. The model name is part of every key and every
 lookup, so vectors of two models never mix, even when they have the same dimension. Writes
@@ -17,7 +17,6 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-CACHE_FILE = "embed_cache.sqlite"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (
     model TEXT NOT NULL,
@@ -130,9 +129,4 @@ def embed_with_cache(
     return out, fresh_idx
 
 
-def cache_for(index_dir: Path, model: str) -> EmbeddingCache:
-    """Open the cache file of an index folder for one model."""
-    return EmbeddingCache(Path(index_dir) / CACHE_FILE, model)
-
-
-__all__ = ["EmbeddingCache", "cache_for", "embed_with_cache", "text_key", "CACHE_FILE"]
+__all__ = ["EmbeddingCache", "embed_with_cache", "text_key"]

@@ -1,22 +1,16 @@
 """Check the citation markers of a model's answer against the sources it was given.
 
-Markers come in several shapes: `[1]`, `[1, 2]`, `[1][3]`, `[1-2]`. A number that names no
-given source is removed from the visible text and recorded; a sentence without a citation is
-flagged; the exact refusal sentence means "refused", with no citations.
+Markers follow `rag.markers`. A number that names no given source is removed from the visible
+text and recorded; a claim (sentence) without a citation is flagged; the exact refusal
+sentence means "refused", with no citations.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
-from rag.offline import REFUSAL
-from rag.sentences import split_sentences
-
-# One bracketed marker: numbers separated by commas, semicolons or range dashes.
-MARKER = re.compile(r"(\s*)\[\s*(\d{1,6}(?:\s*[,;\-\u2013\u2014]\s*\d{1,6})*)\s*\]")
-_PART = re.compile(r"(\d+)(?:\s*[\-\u2013\u2014]\s*(\d+))?")
-_LEADING_MARKERS = re.compile(r"^(?:\s*\[\s*\d[\d\s,;\-\u2013\u2014]*\])+")
-_QUOTES = "\"'\u201c\u201d\u2018\u2019`*"
+from rag.answering.refusal import REFUSAL, is_refusal
+from rag.markers import MARKER, parse_marker, split_claims
 
 
 @dataclass
@@ -54,45 +48,6 @@ def _clip(text: str, width: int = 160) -> str:
     return text if len(text) <= width else text[: width - 1] + "\u2026"
 
 
-def parse_marker(body: str, k: int) -> tuple[list[int], list[str]]:
-    """Split the inside of one marker into valid source numbers and invalid parts."""
-    valid: list[int] = []
-    invalid: list[str] = []
-    for m in _PART.finditer(body):
-        lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) else lo
-        lo, hi = min(lo, hi), max(lo, hi)
-        valid.extend(range(max(lo, 1), min(hi, k) + 1))
-        if lo < 1 or hi > k:
-            invalid.append(m.group(0))
-    return list(dict.fromkeys(valid)), invalid
-
-
-def _normal(text: str) -> str:
-    text = MARKER.sub("", text).replace("\u2019", "'").replace("\u2018", "'")
-    return " ".join(text.split()).strip(_QUOTES + " ").rstrip(".").strip(_QUOTES + " ").lower()
-
-
-def is_refusal(text: str) -> bool:
-    """True when the text is the refusal sentence (ignoring quotes, case, markers, final period)."""
-    return _normal(text) == _normal(REFUSAL)
-
-
-def _sentences(text: str) -> list[str]:
-    """Split into sentences, moving markers that open a sentence back to the one before."""
-    out: list[str] = []
-    for line in text.splitlines():
-        for s, e in split_sentences(line):
-            sentence = line[s:e]
-            lead = _LEADING_MARKERS.match(sentence)
-            if lead and out:
-                out[-1] += " " + lead.group(0).strip()
-                sentence = sentence[lead.end():]
-            if sentence.strip():
-                out.append(sentence.strip())
-    return out
-
-
 def _needs_citation(sentence: str) -> bool:
     if not any(ch.isalpha() for ch in sentence):
         return False  # a stray number or bullet, not a claim
@@ -100,7 +55,7 @@ def _needs_citation(sentence: str) -> bool:
 
 
 def check_citations(text: str, k: int) -> CitationCheck:
-    """Validate the markers of `text` against sources 1..k and flag uncited sentences."""
+    """Validate the markers of `text` against sources 1..k and flag uncited claims."""
     invalid: list[tuple[str, list[str]]] = []
 
     def rewrite(m: re.Match) -> str:
@@ -118,7 +73,7 @@ def check_citations(text: str, k: int) -> CitationCheck:
     cited: list[int] = []
     for m in MARKER.finditer(visible):
         cited.extend(parse_marker(m.group(2), k)[0])
-    uncited = [s for s in _sentences(visible) if _needs_citation(s) and not MARKER.search(s)]
+    uncited = [c.text for c in split_claims(visible) if _needs_citation(c.text) and not c.cites]
     return CitationCheck(
         text=visible,
         cited=list(dict.fromkeys(cited)),

@@ -109,6 +109,14 @@ def stored_ids(folder: Path) -> list[str] | None:
     return ids if isinstance(ids, list) else None
 
 
+def version(folder: Path) -> int | None:
+    """A number that changes whenever `build` replaces the saved index (None: no index)."""
+    try:
+        return (folder / IDS_FILE).stat().st_mtime_ns
+    except OSError:
+        return None
+
+
 def stored_count(folder: Path) -> int:
     """Number of chunks in the saved index, or -1 when there is none."""
     ids = stored_ids(folder)

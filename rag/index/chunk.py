@@ -5,22 +5,23 @@ chunk is never truncated by the model.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Callable
 
-from rag.config import Settings
 from rag.offline_env import offline_llama_index
 from rag.types import Chunk, Document
 
 
-def make_splitter(settings: Settings, count_tokens: Callable[[str], int]):
-    """Build the llama-index SentenceSplitter sized in the embedder's tokens."""
+def make_splitter(chunk_size: int, chunk_overlap: int, count_tokens: Callable[[str], int]):
+    """Build the llama-index SentenceSplitter sized in the embedder's tokens.
+
+    `chunk_size` is `Settings.effective_chunk_size()`: capped at the model's window.
+    """
     offline_llama_index()
     from llama_index.core.node_parser import SentenceSplitter
 
     return SentenceSplitter(
-        # Capped at the model's window (all-MiniLM-L6-v2 reads 256 word pieces).
-        chunk_size=settings.effective_chunk_size(),
-        chunk_overlap=settings.chunk_overlap,
+        chunk_size=chunk_size,
+        chunk_overlap=chunk_overlap,
         # The splitter only needs a length; counting with the model's tokenizer keeps every
         # chunk under its limit (counts include special tokens, so they err on the safe side).
         tokenizer=lambda text: range(count_tokens(text)),
@@ -42,7 +43,3 @@ def chunk_document(doc: Document, splitter) -> list[Chunk]:
         cursor = start
         chunks.append(Chunk(id=f"{doc.id}:{n}", doc_id=doc.id, n=n, text=piece, start=start, end=end))
     return chunks
-
-
-def chunk_documents(docs: Iterable[Document], splitter) -> list[Chunk]:
-    return [c for d in docs for c in chunk_document(d, splitter)]

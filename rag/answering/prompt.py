@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from rag.answering.refusal import REFUSAL
 from rag.errors import PromptError
-from rag.offline import REFUSAL
+from rag.text import strip_unsafe
 from rag.types import Hit
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -28,7 +29,7 @@ TEMPLATES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 }
 # Templates used outside answers (not part of `Prompts` or its digest), validated the same way.
 OTHER_TEMPLATES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "rewrite": (frozenset({"history", "question"}), frozenset()),  # chat follow-ups (rag.rewrite)
+    "rewrite": (frozenset({"history", "question"}), frozenset()),  # chat follow-ups (rag.answering.rewrite)
 }
 
 
@@ -39,9 +40,6 @@ def _spec(name: str) -> tuple[frozenset[str], frozenset[str]]:
         known = ", ".join(sorted({*TEMPLATES, *OTHER_TEMPLATES}))
         raise PromptError(f"unknown prompt {name!r} (known: {known})")
     return spec
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -121,7 +119,7 @@ def load_prompts(*, directory: Path | None = None) -> Prompts:
 
 def _data(text: str, *, attribute: bool = False) -> str:
     """Neutralise untrusted text so it cannot open or close a delimiter of the prompt."""
-    return html.escape(_CONTROL.sub("", text or ""), quote=attribute)
+    return html.escape(strip_unsafe(text), quote=attribute)
 
 
 def format_sources(hits: list[Hit]) -> str:

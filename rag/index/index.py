@@ -1,0 +1,202 @@
+"""`Index`: the corpus index as one object — store, lexical index, embedder, cache and lock.
+
+Open one and pass it on: `Index.open(settings)` reads an existing index (an `IndexError_` when
+there is none), `Index.create(settings)` opens or creates one for writing. `ingest` brings it
+in line with files on disk, `retrieve` searches it, `documents` lists what it holds. The
+embedder is injected or named by the settings. An index notices when its lexical index was
+rebuilt (by itself or by another process) and reloads it: there is no cache to reset by hand.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Sequence
+
+from rag.config import Settings, get_settings
+from rag.corpus import read_corpus
+from rag.errors import BusyError, IndexError_
+from rag.index import lexical
+from rag.index.cache import EmbeddingCache
+from rag.index.embedders import Embedder, bulk_embedder, get_embedder
+from rag.index.lock import ingest_lock
+from rag.index.paths import IndexPaths
+from rag.index.records import StoredChunk, StoredDocument
+from rag.index.search import Retrieval, hybrid_search
+from rag.index.store import Store
+from rag.index.sync import Progress, apply_plan, plan_sync
+from rag.types import IngestReport
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    return None
+
+
+class Index:
+    """One index folder's collection for the given settings."""
+
+    def __init__(self, settings: Settings, store: Store, *, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self.paths = IndexPaths.of(settings)
+        self.store = store
+        self._embedder = embedder
+        self._lexical: lexical.LexicalIndex | None = None
+        self._lexical_version: int | None = None
+
+    # -- opening -------------------------------------------------------------------------------
+    @classmethod
+    def open(cls, settings: Settings | None = None, *, embedder: Embedder | None = None) -> "Index":
+        """Open the existing index for these settings; an `IndexError_` when there is none."""
+        settings = settings or get_settings()
+        return cls(settings, Store(settings), embedder=embedder)
+
+    @classmethod
+    def create(cls, settings: Settings | None = None, *, embedder: Embedder | None = None) -> "Index":
+        """Open the index for these settings, creating an empty one when there is none."""
+        settings = settings or get_settings()
+        return cls(settings, Store(settings, create=True), embedder=embedder)
+
+    @staticmethod
+    def missing(settings: Settings) -> bool:
+        """True when no index was ever built here (as opposed to one that cannot be read)."""
+        if settings.chroma_url:
+            try:
+                Store(settings)
+            except IndexError_:
+                return True
+            return False
+        return not IndexPaths.of(settings).chroma.exists()
+
+    @property
+    def embedder(self) -> Embedder:
+        """The model that embeds questions (injected, or named by the settings)."""
+        if self._embedder is None:
+            self._embedder = get_embedder(self.settings)
+        return self._embedder
+
+    # -- reading -------------------------------------------------------------------------------
+    def retrieve(self, query: str, *, k: int | None = None) -> Retrieval:
+        """The k best chunks for the query (k defaults to the setting), one per document."""
+        k = self.settings.resolve_k(k)
+        return hybrid_search(query, k, settings=self.settings, store=self.store, lexical=self.lexical(),
+                             embedder=self.embedder)
+
+    def documents(self) -> dict[str, StoredDocument]:
+        """Every stored document by id."""
+        return self.store.documents()
+
+    def document_chunks(self, doc_id: str) -> list[StoredChunk]:
+        return self.store.document_chunks(doc_id)
+
+    def document_text(self, doc_id: str) -> str:
+        return self.store.document_text(doc_id)
+
+    def lexical(self) -> lexical.LexicalIndex:
+        """The BM25 index, reloaded when it was rebuilt since it was loaded.
+
+        A missing or stale one (its chunk count differs from the store's: a Chroma server
+        another machine changed) is rebuilt from the store, unless an ingest is running: it
+        will rebuild BM25 when it ends, and hits are resolved against Chroma meanwhile.
+        """
+        version = lexical.version(self.paths.lexical)
+        if self._lexical is not None and version == self._lexical_version:
+            return self._lexical
+        index = None
+        try:
+            index = lexical.load(self.paths.lexical)
+            fresh = len(index.chunk_ids) == self.store.count()
+        except IndexError_:
+            fresh = False
+        if not fresh:
+            try:
+                with ingest_lock(self.paths, wait=False):
+                    if lexical.stored_count(self.paths.lexical) != self.store.count():  # not fixed meanwhile
+                        self._rebuild_lexical()
+                index = lexical.load(self.paths.lexical)
+            except BusyError:
+                index = index if index is not None else lexical.LexicalIndex(None, [])
+        self._lexical, self._lexical_version = index, lexical.version(self.paths.lexical)
+        return index
+
+    # -- writing -------------------------------------------------------------------------------
+    def ingest(
+        self,
+        paths: Sequence[str | Path] | None = None,
+        *,
+        rebuild: bool = False,
+        progress: Progress | None = None,
+        wait: bool = True,
+        embedder: Embedder | None = None,
+    ) -> IngestReport:
+        """Bring the index in line with the files under `paths` (default: the data folder).
+
+        Passage vectors come from the embedding cache when the same model already embedded
+        the same text (in any run, for any collection in this index folder); only misses reach
+        the embedder: `embedder` if given, else the settings' bulk embedder.
+        """
+        settings = self.settings
+        started = time.perf_counter()
+        roots = [Path(p).expanduser().resolve() for p in (paths or [settings.data_dir])]
+        report = IngestReport()
+        progress = progress or _no_progress
+        own: list[Embedder] = []
+
+        def engine() -> Embedder:
+            if embedder is not None:
+                return embedder
+            if not own:
+                own.append(bulk_embedder(settings))
+            return own[0]
+
+        with ingest_lock(self.paths, wait=wait):
+            progress("parse", 0, 1)
+            corpus = read_corpus(roots)
+            report.skipped = corpus.problems
+            progress("parse", 1, 1)
+            if rebuild:
+                self.store = Store.rebuilt(settings)
+            stored = self.store.documents()
+            # With a Chroma server, files named by other clients live on other machines: only
+            # files under the scanned roots can be judged gone.
+            exists = (lambda s: True) if settings.chroma_url else (lambda s: Path(s).exists())
+            plan = plan_sync(corpus.documents, stored, roots=roots, exists=exists)
+            try:
+                completed = apply_plan(
+                    plan, self.store, report,
+                    chunk_size=settings.effective_chunk_size(), chunk_overlap=settings.chunk_overlap,
+                    embedder=engine, cache=lambda e: EmbeddingCache(self.paths.embed_cache, e.name),
+                    progress=progress,
+                )
+            finally:
+                for e in own:
+                    if e is not get_embedder(settings):
+                        e.close()  # a process pool of our own
+            progress("lexical", 0, 1)
+            if plan.touches_store or report.added or not self._lexical_matches(stored, plan.remove):
+                self._rebuild_lexical()
+            progress("lexical", 1, 1)
+            report.documents = len(stored) + report.added - report.removed - completed
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _lexical_matches(self, stored: dict[str, StoredDocument], gone: list[str]) -> bool:
+        """True when the saved BM25 index covers exactly the chunk ids the store holds now.
+
+        Called only when this run changed nothing, so the store holds `stored` minus `gone`.
+        With a Chroma server another client may have changed the collection: comparing ids
+        (not only the count) catches that.
+        """
+        ids = lexical.stored_ids(self.paths.lexical)
+        if ids is None:
+            return False
+        dropped = set(gone)
+        want = {cid for did, doc in stored.items() if did not in dropped for cid in doc.chunk_ids}
+        return len(ids) == len(want) and set(ids) == want
+
+    def _rebuild_lexical(self) -> int:
+        """Rebuild the BM25 index from every chunk in the store; return the chunk count."""
+        ids, texts = [], []
+        for c in self.store.scan(text=True):
+            ids.append(c.id)
+            texts.append(((c.title or "") + " " + c.text).strip())
+        lexical.build(ids, texts, self.paths.lexical)
+        return len(ids)

@@ -1,0 +1,301 @@
+"""The vector store: Chroma, embedded on disk or over HTTP, written through llama-index.
+
+Each chunk is one Chroma record with its vector and its document's metadata. Chroma never
+embeds anything itself: collections are opened with `embedding_function=None` on create
+*and* get (a bare get would bring back Chroma's downloading default). Metadata is encoded
+and decoded here only: callers get `StoredChunk` / `StoredDocument` records.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import time
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+
+import numpy as np
+
+from rag.config import Settings
+from rag.errors import IndexError_, UsageError
+from rag.index.paths import IndexPaths, make_dir
+from rag.index.records import StoredChunk, StoredDocument
+from rag.types import Chunk, Document
+
+_BATCH = 1000
+_OPTIONAL = ("authors", "url", "year", "venue", "external_id")
+
+
+# -- the one encoding of metadata --------------------------------------------------------------
+def _encode(doc: Document, chunk: Chunk, n_chunks: int) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "n_chunks": n_chunks,
+        "doc_id": doc.id,
+        "label": doc.label,
+        "title": doc.title or "",
+        "sources": json.dumps(doc.sources, ensure_ascii=False),
+        "chunk": chunk.n,
+        "start": chunk.start,
+        "end": chunk.end,
+    }
+    for key in _OPTIONAL:
+        if getattr(doc, key):
+            meta[key] = getattr(doc, key)
+    return meta
+
+
+def _encode_update(*, sources: list[str] | None = None, label: str | None = None, title: str | None = None,
+                   n_chunks: int | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if sources is not None:
+        out["sources"] = json.dumps(sources, ensure_ascii=False)
+    if label is not None:
+        out["label"] = label
+        out["title"] = title or ""
+    if n_chunks is not None:
+        out["n_chunks"] = n_chunks
+    return out
+
+
+def _decode(cid: str, text: str | None, meta: Mapping[str, Any] | None) -> StoredChunk:
+    meta = meta or {}
+    try:
+        sources = json.loads(meta.get("sources") or "[]")
+    except ValueError:
+        sources = []
+    return StoredChunk(
+        id=cid,
+        doc_id=str(meta.get("doc_id") or cid.split(":")[0]),
+        n=int(meta.get("chunk") or 0),
+        text=text or "",
+        start=int(meta.get("start") or 0),
+        end=int(meta.get("end") or 0),
+        n_chunks=int(meta.get("n_chunks") or 0),
+        label=str(meta.get("label") or ""),
+        title=meta.get("title") or None,
+        sources=[str(s) for s in sources] if isinstance(sources, list) else [],
+        **{key: (str(meta[key]) if meta.get(key) not in (None, "") else None) for key in _OPTIONAL},
+    )
+
+
+def _client(settings: Settings, paths: IndexPaths, *, create: bool):
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    chroma_settings = ChromaSettings(anonymized_telemetry=False)
+    if settings.chroma_url:
+        from urllib.parse import urlparse
+
+        url = urlparse(settings.chroma_url)
+        if not url.hostname:
+            raise UsageError(f"chroma_url {settings.chroma_url!r} is not a URL like http://host:8000")
+        return chromadb.HttpClient(
+            host=url.hostname, port=url.port or 8000, ssl=url.scheme == "https", settings=chroma_settings
+        )
+    if not create and not paths.chroma.exists():
+        raise IndexError_(f"no index in {paths.root}", hint="run `rag ingest` first")
+    make_dir(paths.chroma)
+    return chromadb.PersistentClient(path=str(paths.chroma), settings=chroma_settings)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _reading(method: F) -> F:
+    """Read through a collection rebuilt since it was opened; a Chroma failure is an index error.
+
+    `ingest --rebuild` (in this or another process) deletes the collection and creates a new
+    one under the same name: the old handle then raises NotFoundError, and one reopen fixes it.
+    A damaged file or a lost server is an `IndexError_` naming the index.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self: "Store", *args: Any, **kwargs: Any) -> Any:
+        from chromadb.errors import ChromaError, NotFoundError
+
+        try:
+            try:
+                return method(self, *args, **kwargs)
+            except NotFoundError:
+                self.reopen()
+                return method(self, *args, **kwargs)
+        except ChromaError as e:
+            raise self._unreadable(e) from e
+
+    return wrapper  # type: ignore[return-value]
+
+
+class Store:
+    """One Chroma collection, named by the settings that decide what its vectors mean."""
+
+    def __init__(self, settings: Settings, *, create: bool = False) -> None:
+        self.settings = settings
+        self.paths = IndexPaths.of(settings)
+        self.name = self.paths.collection
+        try:
+            self._open(create)
+        except (IndexError_, UsageError):
+            raise
+        except Exception as e:  # a damaged store: chromadb raises InternalError and others
+            raise self._unreadable(e) from e
+
+    def _unreadable(self, e: Exception) -> IndexError_:
+        detail = (str(e).splitlines() or [""])[0][:200]
+        where = self.settings.chroma_url or str(self.paths.chroma)
+        return IndexError_(f"the index in {where} cannot be read ({type(e).__name__}: {detail})",
+                           hint="run `rag ingest --rebuild`")
+
+    @classmethod
+    def rebuilt(cls, settings: Settings) -> "Store":
+        """Return an empty store for these settings, dropping the old collection.
+
+        A local store too damaged to open is moved aside (`chroma.broken-<time>`), not
+        deleted, and a new one is created in its place.
+        """
+        try:
+            cls(settings, create=True).drop()
+        except IndexError_:
+            if settings.chroma_url:
+                raise
+            from chromadb.api.client import SharedSystemClient
+
+            path = IndexPaths.of(settings).chroma
+            path.rename(path.with_name(f"chroma.broken-{time.strftime('%Y%m%d-%H%M%S')}"))
+            SharedSystemClient.clear_system_cache()  # chromadb caches the open store per path
+        return cls(settings, create=True)
+
+    def _open(self, create: bool) -> None:
+        settings = self.settings
+        self.client = _client(settings, self.paths, create=create)
+        if create:
+            self.collection = self.client.get_or_create_collection(
+                self.name,
+                embedding_function=None,
+                configuration={"hnsw": {"space": "cosine"}},
+                metadata={"embed_model": settings.embed_model, "index_key": settings.index_key()},
+            )
+        else:
+            try:
+                self.collection = self.client.get_collection(self.name, embedding_function=None)
+            except Exception as e:  # chromadb raises NotFoundError / ValueError by version
+                others = [c.name for c in self.client.list_collections()]
+                hint = "run `rag ingest`" if not others else "run `rag ingest --rebuild` (settings changed)"
+                raise IndexError_(f"no index for the current settings ({self.name}): {type(e).__name__}",
+                                  hint=hint) from None
+
+    def reopen(self) -> None:
+        """Fetch the collection handle again (another writer in this process may have rebuilt it)."""
+        self._open(create=False)
+
+    # -- writing -----------------------------------------------------------------------------
+    def add(self, docs: Mapping[str, Document], chunks: Sequence[Chunk], vectors: np.ndarray,
+            n_chunks: Mapping[str, int]) -> None:
+        """Write chunks with their vectors through llama-index's Chroma vector store.
+
+        `n_chunks` gives each document's chunk count, stored so a later ingest can tell a
+        complete document from one an interrupted run left half-written without re-chunking.
+        """
+        from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
+        from llama_index.vector_stores.chroma import ChromaVectorStore
+
+        nodes = []
+        for chunk, vec in zip(chunks, vectors):
+            node = TextNode(
+                id_=chunk.id,
+                text=chunk.text,
+                embedding=[float(x) for x in vec],
+                metadata=_encode(docs[chunk.doc_id], chunk, n_chunks[chunk.doc_id]),
+                start_char_idx=chunk.start,
+                end_char_idx=chunk.end,
+            )
+            node.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=chunk.doc_id)
+            nodes.append(node)
+        ChromaVectorStore(chroma_collection=self.collection).add(nodes)
+
+    def update_document(self, doc_id: str, *, sources: list[str] | None = None, label: str | None = None,
+                        title: str | None = None, n_chunks: int | None = None) -> None:
+        """Change a document's stored metadata on every one of its chunks (other fields are kept)."""
+        fields = _encode_update(sources=sources, label=label, title=title, n_chunks=n_chunks)
+        ids = self.collection.get(where={"doc_id": doc_id}, include=[])["ids"]
+        if ids and fields:
+            self.collection.update(ids=ids, metadatas=[dict(fields) for _ in ids])
+
+    def delete_docs(self, doc_ids: Iterable[str]) -> None:
+        for did in doc_ids:
+            self.collection.delete(where={"doc_id": did})
+
+    def drop(self) -> None:
+        """Delete this collection entirely (for --rebuild)."""
+        try:
+            self.client.delete_collection(self.name)
+        except Exception:
+            pass
+
+    # -- reading -----------------------------------------------------------------------------
+    @_reading
+    def count(self) -> int:
+        return self.collection.count()
+
+    @_reading
+    def scan(self, *, text: bool = False) -> Iterator[StoredChunk]:
+        """Yield every stored chunk, in pages (with its text when `text`)."""
+        include = ["metadatas", "documents"] if text else ["metadatas"]
+        total = self.count()
+        for offset in range(0, total, _BATCH):
+            page = self.collection.get(include=include, limit=_BATCH, offset=offset)
+            n = len(page["ids"])
+            texts = page.get("documents") or [None] * n
+            metas = page.get("metadatas") or [None] * n
+            for cid, body, meta in zip(page["ids"], texts, metas):
+                yield _decode(cid, body, meta)
+
+    @_reading
+    def documents(self) -> dict[str, StoredDocument]:
+        """Every stored document, by id, with the ids of its stored chunks."""
+        out: dict[str, StoredDocument] = {}
+        for c in self.scan():
+            doc = out.get(c.doc_id)
+            if doc is None:
+                doc = out[c.doc_id] = StoredDocument(
+                    id=c.doc_id, label=c.label, title=c.title, sources=c.sources, chunk_ids=[], n_chunks=c.n_chunks,
+                    **{key: getattr(c, key) for key in _OPTIONAL})
+            doc.chunk_ids.append(c.id)
+        return out
+
+    @_reading
+    def document_chunks(self, doc_id: str) -> list[StoredChunk]:
+        """A document's stored chunks, in order."""
+        got = self.collection.get(where={"doc_id": doc_id}, include=["documents", "metadatas"])
+        chunks = [_decode(cid, body, meta) for cid, body, meta in zip(got["ids"], got["documents"], got["metadatas"])]
+        return sorted(chunks, key=lambda c: (c.n, c.start))
+
+    def document_text(self, doc_id: str) -> str:
+        """Rebuild a document's full text from its chunks (their offsets remove the overlap)."""
+        text, end = "", 0
+        for c in self.document_chunks(doc_id):
+            if not text:
+                text, end = c.text, c.end
+            elif c.end > end:
+                text += c.text[max(0, end - c.start):] if c.start < end else " " + c.text
+                end = c.end
+        return text
+
+    @_reading
+    def query(self, vector: np.ndarray, n: int) -> list[tuple[StoredChunk, float]]:
+        """Nearest chunks with their cosine similarity, best first."""
+        res = self.collection.query(
+            query_embeddings=[[float(x) for x in vector]],
+            n_results=max(1, n),
+            include=["documents", "metadatas", "distances"],
+        )
+        return [
+            (_decode(cid, body, meta), 1.0 - float(dist))
+            for cid, body, meta, dist in zip(res["ids"][0], res["documents"][0], res["metadatas"][0],
+                                             res["distances"][0])
+        ]
+
+    @_reading
+    def get(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
+        """The stored chunks among `ids` (ids no longer stored are left out)."""
+        if not ids:
+            return {}
+        res = self.collection.get(ids=list(ids), include=["documents", "metadatas"])
+        return {cid: _decode(cid, body, meta) for cid, body, meta in zip(res["ids"], res["documents"], res["metadatas"])}
