@@ -4,11 +4,21 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 import typer
 
 from rag.console import fail
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from rag.config import Settings
+    from rag.evals.dataset import Dataset
+    from rag.evals.evaluators import Evaluator
+    from rag.evals.gate import GateReport
+    from rag.evals.runner import RunResult
+    from rag.evals.scale import ScaleSpec
 
 MODES = ("offline", "llm")
 SPLITS = ("all", "dev", "test")
@@ -66,7 +76,8 @@ def register(app: typer.Typer) -> None:
             fail(e)
 
 
-def _scale_spec(corpus: Optional[Path], limit: int, cache: Optional[Path], *, mode: str, record: bool):
+def _scale_spec(corpus: Optional[Path], limit: int, cache: Optional[Path], *, mode: str,
+                record: bool) -> Optional[ScaleSpec]:
     """The scale setting asked for, its corpus read once before any work; None without --extra-corpus."""
     from rag.config import get_settings
     from rag.errors import UsageError
@@ -111,21 +122,21 @@ def _evaluators(judge: bool):
 class _Runs:
     """The seed run, the scale run when asked for, and their gate reports."""
 
-    seed: Any
-    scale: Any = None
-    gate: Any = None
-    scale_gate: Any = None
+    seed: RunResult
+    scale: Optional[RunResult] = None
+    gate: Optional[GateReport] = None
+    scale_gate: Optional[GateReport] = None
 
     @property
     def ok(self) -> bool:
         return all(g is None or g.ok for g in (self.gate, self.scale_gate))
 
     @property
-    def pair(self):
+    def pair(self) -> Optional[tuple[RunResult, RunResult]]:
         return (self.seed, self.scale) if self.scale is not None else None
 
 
-def _progress(err):
+def _progress(err: Console) -> Optional[Callable[[int, int], None]]:
     """A stderr question counter when stderr is a terminal."""
     if not sys.stderr.isatty():
         return None
@@ -135,7 +146,8 @@ def _progress(err):
     return progress
 
 
-def _run_scale(dataset, spec, *, mode: str, k: Optional[int], settings, evaluators, split: str, err):
+def _run_scale(dataset: Dataset, spec: ScaleSpec, *, mode: str, k: Optional[int], settings: Optional[Settings],
+               evaluators: Sequence[Evaluator], split: str, err: Console) -> RunResult:
     """Open (or build once) the scale index and run the questions against it."""
     from rag.config import get_settings
     from rag.evals.runner import run
@@ -153,7 +165,7 @@ def _run_scale(dataset, spec, *, mode: str, k: Optional[int], settings, evaluato
                progress=_progress(err), setting="scale", split=split, extra_meta=opened.meta(spec))
 
 
-def _print(runs: _Runs, *, as_json: bool, err) -> None:
+def _print(runs: _Runs, *, as_json: bool, err: Console) -> None:
     """The result on stdout (table, or JSON with --json), gate reports after it."""
     import json
 
@@ -161,7 +173,7 @@ def _print(runs: _Runs, *, as_json: bool, err) -> None:
 
     from rag.evals.report import comparison_table, print_gate, print_run
 
-    def payload(result, gate) -> dict:
+    def payload(result: RunResult, gate: Optional[GateReport]) -> dict:
         data = result.to_dict()
         if gate is not None:
             data["gate"] = gate.to_dict()
@@ -184,7 +196,7 @@ def _print(runs: _Runs, *, as_json: bool, err) -> None:
             print_gate(gate, console)
 
 
-def _write(runs: _Runs, out: Path, err) -> None:
+def _write(runs: _Runs, out: Path, err: Console) -> None:
     """The JSON result and Markdown report of each run."""
     from rag.evals.report import result_stem, write_json, write_markdown
 
@@ -198,7 +210,7 @@ def _write(runs: _Runs, out: Path, err) -> None:
 
 def _run(*, questions: Optional[Path], mode: str, k: Optional[int], as_json: bool, save_baseline: bool,
          check: bool, tolerance: float, baseline: Path, out: Path, record: bool, cassettes: Path,
-         judge: bool, strict: bool, split: str = "all", scale=None) -> None:
+         judge: bool, strict: bool, split: str = "all", scale: Optional[ScaleSpec] = None) -> None:
     """Run the eval (and its scale setting), write the results, print them, save or check the baseline."""
     from rich.console import Console
 
