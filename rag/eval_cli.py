@@ -2,14 +2,26 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 import typer
 
 from rag.console import fail
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from rag.config import Settings
+    from rag.evals.dataset import Dataset
+    from rag.evals.evaluators import Evaluator
+    from rag.evals.gate import GateReport
+    from rag.evals.runner import RunResult
+    from rag.evals.scale import ScaleSpec
+
 MODES = ("offline", "llm")
+SPLITS = ("all", "dev", "test")
 
 
 def register(app: typer.Typer) -> None:
@@ -30,6 +42,13 @@ def register(app: typer.Typer) -> None:
         cassettes: Path = typer.Option(Path("eval/cassettes"), "--cassettes", help="Folder of LLM-mode cassettes."),
         strict: bool = typer.Option(False, "--strict", help="No one-question slack: every metric gets only --tolerance."),
         judge: bool = typer.Option(False, "--judge", help="Also ask the configured LLM whether cited text supports each sentence."),
+        split: str = typer.Option("all", "--split", help="Questions to run: dev (may be tuned on), test (never tuned on) or all."),
+        extra_corpus: Optional[Path] = typer.Option(
+            None, "--extra-corpus",
+            help="Also run the questions with the seed abstracts hidden among this JSONL(.gz) corpus (scale setting)."),
+        extra_limit: int = typer.Option(5000, "--extra-limit", help="Records taken from the start of --extra-corpus."),
+        scale_cache: Optional[Path] = typer.Option(
+            None, "--scale-cache", help="Folder of cached scale indexes (default $RAG_EVAL_CACHE or ~/.cache/rag/eval-scale)."),
     ) -> None:
         """Score answers on the question set: retrieval, facts, citations, groundedness, refusals."""
         from rag.errors import RagError, UsageError
@@ -47,11 +66,29 @@ def register(app: typer.Typer) -> None:
                 raise UsageError("use --check or --save-baseline, not both")
             if record and mode != "llm":
                 raise UsageError("--record applies to --mode llm only")
+            if split not in SPLITS:
+                raise UsageError(f"--split must be dev, test or all, got {split!r}")
+            scale = _scale_spec(extra_corpus, extra_limit, scale_cache, mode=mode, record=record)
             _run(questions=questions, mode=mode, k=k, as_json=as_json, save_baseline=save_baseline, check=check,
                  tolerance=tolerance, baseline=baseline, out=out, record=record, cassettes=cassettes,
-                 judge=judge, strict=strict)
+                 judge=judge, strict=strict, split=split, scale=scale)
         except RagError as e:
             fail(e)
+
+
+def _scale_spec(corpus: Optional[Path], limit: int, cache: Optional[Path], *, mode: str,
+                record: bool) -> Optional[ScaleSpec]:
+    """The scale setting asked for, its corpus read once before any work; None without --extra-corpus."""
+    from rag.config import get_settings
+    from rag.errors import UsageError
+    from rag.evals.scale import ScaleSpec, read_extra
+
+    if corpus is None:
+        return None
+    if mode == "llm" and (record or not get_settings().llm_configured):
+        raise UsageError("--extra-corpus with --mode llm needs a live LLM and no --record (cassettes hold seed answers)")
+    read_extra(corpus, limit)  # a bad file or limit fails now, in one line, not after the seed run
+    return ScaleSpec(corpus=corpus, limit=limit, cache=cache)
 
 
 def _llm_answerer(record: bool, cassettes: Path):
@@ -81,53 +118,127 @@ def _evaluators(judge: bool):
     return (*EVALUATORS, faithfulness_evaluator(OpenAIChatClient(get_settings())))
 
 
-def _run(*, questions: Optional[Path], mode: str, k: Optional[int], as_json: bool, save_baseline: bool,
-         check: bool, tolerance: float, baseline: Path, out: Path, record: bool, cassettes: Path,
-         judge: bool, strict: bool) -> None:
-    """Run the eval, write the result and report, print them, save or check the baseline."""
+@dataclass
+class _Runs:
+    """The seed run, the scale run when asked for, and their gate reports."""
+
+    seed: RunResult
+    scale: Optional[RunResult] = None
+    gate: Optional[GateReport] = None
+    scale_gate: Optional[GateReport] = None
+
+    @property
+    def ok(self) -> bool:
+        return all(g is None or g.ok for g in (self.gate, self.scale_gate))
+
+    @property
+    def pair(self) -> Optional[tuple[RunResult, RunResult]]:
+        return (self.seed, self.scale) if self.scale is not None else None
+
+
+def _progress(err: Console) -> Optional[Callable[[int, int], None]]:
+    """A stderr question counter when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+
+    def progress(done: int, total: int) -> None:
+        err.print(f"\r{done}/{total} questions", end="" if done < total else "\n")
+    return progress
+
+
+def _run_scale(dataset: Dataset, spec: ScaleSpec, *, mode: str, k: Optional[int], settings: Optional[Settings],
+               evaluators: Sequence[Evaluator], split: str, err: Console) -> RunResult:
+    """Open (or build once) the scale index and run the questions against it."""
+    from rag.config import get_settings
+    from rag.evals.runner import run
+    from rag.evals.scale import answerer, cache_root, open_scale_index
+    from rag.progress import progress_bar
+
+    settings = (settings or get_settings()).with_overrides(answer_mode=mode)
+    err.print(f"scale setting: seed abstracts + the first {spec.limit} records of {spec.corpus} "
+              f"(index cached under {cache_root(spec.cache)}; the first run embeds every abstract)", markup=False)
+    with progress_bar(enabled=sys.stderr.isatty()) as bar:
+        opened = open_scale_index(spec, settings, progress=bar)
+    built = f"built in {opened.built_seconds:.0f} s" if opened.built_seconds is not None else "reused"
+    err.print(f"scale index: {opened.documents} documents, {built}: {opened.folder}", markup=False)
+    return run(dataset, mode=mode, k=k, settings=settings, answer_fn=answerer(opened.index), evaluators=evaluators,
+               progress=_progress(err), setting="scale", split=split, extra_meta=opened.meta(spec))
+
+
+def _print(runs: _Runs, *, as_json: bool, err: Console) -> None:
+    """The result on stdout (table, or JSON with --json), gate reports after it."""
     import json
 
     from rich.console import Console
 
-    from rag.evals.dataset import load_dataset
-    from rag.evals.gate import compare, load_baseline, save_baseline as write_baseline
-    from rag.evals.report import print_gate, print_run, result_stem, write_json, write_markdown
-    from rag.evals.runner import run
+    from rag.evals.report import comparison_table, print_gate, print_run
 
-    base = load_baseline(baseline) if check else None
-    dataset = load_dataset(questions)
-    err = Console(stderr=True)
-    progress = None
-    if sys.stderr.isatty():
-        def progress(done: int, total: int) -> None:
-            err.print(f"\r{done}/{total} questions", end="")
-    answer_fn, record_to, settings = _llm_answerer(record, cassettes) if mode == "llm" else (None, None, None)
-    evaluators = _evaluators(judge)
-    result = run(dataset, mode=mode, k=k, settings=settings, answer_fn=answer_fn, progress=progress,
-                 evaluators=evaluators)
-    if progress:
-        err.print()
-    gate = compare(result, base, tolerance=tolerance, strict=strict) if base is not None else None
-    json_path = write_json(result, out, gate)
-    md_path = write_markdown(result, Path(out) / f"{result_stem(result)}.md", gate)
+    def payload(result: RunResult, gate: Optional[GateReport]) -> dict:
+        data = result.to_dict()
+        if gate is not None:
+            data["gate"] = gate.to_dict()
+        return data
 
     if as_json:
-        payload = result.to_dict()
-        if gate is not None:
-            payload["gate"] = gate.to_dict()
-        typer.echo(json.dumps(payload, ensure_ascii=False, indent=1))
+        data = payload(runs.seed, runs.gate)
+        if runs.scale is not None:
+            data = {"seed": data, "scale": payload(runs.scale, runs.scale_gate)}
+        typer.echo(json.dumps(data, ensure_ascii=False, indent=1))
         console = err
     else:
         console = Console() if sys.stdout.isatty() else Console(width=132)
-        print_run(result, console)
-    if gate is not None:
-        print_gate(gate, console)
-    err.print(f"result: {json_path}\nreport: {md_path}", markup=False)
+        print_run(runs.seed, console)
+        if runs.scale is not None:
+            print_run(runs.scale, console)
+            console.print(comparison_table(runs.seed, runs.scale))
+    for gate in (runs.gate, runs.scale_gate):
+        if gate is not None:
+            print_gate(gate, console)
+
+
+def _write(runs: _Runs, out: Path, err: Console) -> None:
+    """The JSON result and Markdown report of each run."""
+    from rag.evals.report import result_stem, write_json, write_markdown
+
+    for result, gate in ((runs.seed, runs.gate), (runs.scale, runs.scale_gate)):
+        if result is None:
+            continue
+        json_path = write_json(result, out, gate)
+        md_path = write_markdown(result, Path(out) / f"{result_stem(result)}.md", gate, side_by_side=runs.pair)
+        err.print(f"result: {json_path}\nreport: {md_path}", markup=False)
+
+
+def _run(*, questions: Optional[Path], mode: str, k: Optional[int], as_json: bool, save_baseline: bool,
+         check: bool, tolerance: float, baseline: Path, out: Path, record: bool, cassettes: Path,
+         judge: bool, strict: bool, split: str = "all", scale: Optional[ScaleSpec] = None) -> None:
+    """Run the eval (and its scale setting), write the results, print them, save or check the baseline."""
+    from rich.console import Console
+
+    from rag.evals.dataset import load_dataset, select_split
+    from rag.evals.gate import compare, load_baseline, save_baseline as write_baseline, zero_check
+    from rag.evals.report import write_markdown
+    from rag.evals.runner import run
+
+    base = load_baseline(baseline) if check else None
+    dataset = select_split(load_dataset(questions), split)
+    err = Console(stderr=True)
+    answer_fn, record_to, settings = _llm_answerer(record, cassettes) if mode == "llm" else (None, None, None)
+    evaluators = _evaluators(judge)
+    runs = _Runs(run(dataset, mode=mode, k=k, settings=settings, answer_fn=answer_fn, progress=_progress(err),
+                     evaluators=evaluators, split=split))
+    if scale is not None:
+        runs.scale = _run_scale(dataset, scale, mode=mode, k=k, settings=settings, evaluators=evaluators,
+                                split=split, err=err)
+    if base is not None:
+        runs.gate = compare(runs.seed, base, tolerance=tolerance, strict=strict)
+        runs.scale_gate = zero_check(runs.scale) if runs.scale is not None else None
+    _write(runs, out, err)
+    _print(runs, as_json=as_json, err=err)
     if record_to is not None:
         err.print(f"cassette saved: {answer_fn.save(record_to, settings)}", markup=False)
     if save_baseline:
-        path = write_baseline(result, baseline)
-        report = write_markdown(result, path.with_suffix(".md"))
+        path = write_baseline(runs.seed, baseline)
+        report = write_markdown(runs.seed, path.with_suffix(".md"), side_by_side=runs.pair)
         err.print(f"baseline saved: {path} (report {report})", markup=False)
-    if gate is not None and not gate.ok:
+    if not runs.ok:
         raise typer.Exit(1)

@@ -209,3 +209,37 @@ def test_llm_usage_is_summed_and_priced_for_known_models():
     assert s["tokens"] == {"prompt": 1_000_000, "completion": 1_000_000, "total": 2_000_000}
     assert s["cost_usd"] == pytest.approx(0.75)
     assert summarize([score_case(case(), a, k=5)], model="some-local-model")["cost_usd"] is None
+
+
+def test_wrong_paper_is_an_answer_citing_no_gold_document():
+    right = make_answer("BraVE uses tree-structured action traversal [1].", [A], [1])
+    other = make_answer("SoLS is evaluated on the AndroidWorld benchmark [1].", [B, A], [1])
+    uncited = make_answer("BraVE uses tree-structured action traversal.", [A], [])
+    refused = make_answer(REFUSAL, [A], [], refused=True)
+    assert scores(case(), right)["wrong_paper"] == 0.0
+    assert scores(case(), other)["wrong_paper"] == 1.0
+    assert scores(case(), uncited)["wrong_paper"] == 1.0  # answered without citing the gold abstract
+    assert scores(case(), refused)["wrong_paper"] is None
+    assert scores(case("unanswerable", (), (), False), other)["wrong_paper"] is None  # no gold
+    fp = case("false_premise", facts=(("linear number of joint actions",),))
+    assert scores(fp, other)["wrong_paper"] == 1.0
+    r = score_case(case(), other, k=5)
+    assert r.reasons["wrong_paper"] == "answered citing bbbb, not aaaa"
+
+
+def test_at_scale_a_case_a_distractor_may_answer_is_excused_from_wrong_paper_checks():
+    from dataclasses import replace
+
+    other = make_answer("SoLS is evaluated on the AndroidWorld benchmark [1].", [B, A], [1])
+    generic = replace(case(), distractor_may_answer=True)
+    seed = score_case(generic, other, k=5).scores
+    assert seed["wrong_paper"] == 1.0 and seed["citation_precision"] == 0.0  # the seed corpus has no distractors
+    scale = score_case(generic, other, k=5, setting="scale").scores
+    assert scale["wrong_paper"] is None and scale["citation_precision"] is None
+    assert scale["passed"] == 0.0 and scale["citation_recall"] == 0.0  # the gold paper is still expected
+    assert score_case(case(), other, k=5, setting="scale").scores["wrong_paper"] == 1.0  # unmarked: still wrong
+
+    un = replace(case("unanswerable", (), (), False), distractor_may_answer=True)
+    answered = score_case(un, other, k=5, setting="scale").scores
+    assert answered["refusal_accuracy"] is None and answered["passed"] is None
+    assert score_case(un, other, k=5).scores["refusal_accuracy"] == 0.0

@@ -1,11 +1,12 @@
 """The committed question set is well-formed and every gold reference and fact is in the corpus."""
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
 from rag.corpus import doc_id, parse_txt
-from rag.evals.dataset import TYPES, check_against_corpus, load_dataset
+from rag.evals.dataset import LANGS, SPLITS, TYPES, check_against_corpus, load_dataset
 
 ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS = ROOT / "eval" / "questions.jsonl"
@@ -19,13 +20,19 @@ def _corpus() -> dict[str, str]:
     return docs
 
 
+# The minimum size of each kind of question (issue: honest measurement).
+MINIMUM = {"paraphrase": 30, "multi_doc": 25, "unanswerable": 25, "false_premise": 15}
+
+
 def test_question_set_size_and_spread():
     ds = load_dataset(QUESTIONS)
-    assert len(ds) >= 80
+    assert len(ds) >= 220
     types = Counter(c.type for c in ds.cases)
     assert set(types) == set(TYPES)
     assert all(n >= 8 for n in types.values()), types
-    assert sum(c.lang == "zh" for c in ds.cases) >= 8
+    assert all(types[t] >= n for t, n in MINIMUM.items()), types
+    assert sum(c.plausible for c in ds.cases) >= 10
+    assert sum(c.lang == "zh" for c in ds.cases) >= 25
     corpus = _corpus()
     assert len(corpus) == 35
     covered = {g for c in ds.cases for g in c.gold_ids}
@@ -59,3 +66,38 @@ def test_corpus_check_reports_missing_gold_and_absent_fact():
         "x1: fact ['anything'] occurs in none of its gold abstracts",
         "x2: fact ['absent fact'] occurs in none of its gold abstracts",
     ]
+
+
+def test_the_test_split_is_large_and_covers_every_type_and_language():
+    ds = load_dataset(QUESTIONS)
+    splits = Counter(c.split for c in ds.cases)
+    assert set(splits) == set(SPLITS) and splits["test"] >= 110, splits
+    for split in SPLITS:
+        cases = [c for c in ds.cases if c.split == split]
+        assert {c.type for c in cases} == set(TYPES), split
+        assert {c.lang for c in cases} == set(LANGS), split
+    test = [c for c in ds.cases if c.split == "test"]
+    assert sum(c.plausible for c in test) >= 5 and sum(c.lang == "zh" for c in test) >= 10
+
+
+def test_plausible_unanswerable_questions_name_a_paper_and_say_what_its_abstract_lacks():
+    ds = load_dataset(QUESTIONS)
+    corpus = " ".join(_corpus().values()).casefold()
+    for c in ds.cases:
+        if c.plausible:
+            assert c.type == "unanswerable", c.id
+            names = re.findall(r"\w*[A-Z]\w*[A-Z][\w-]*", c.question)  # BraVE, T2I-R1, BeaverTails-V
+            assert any(n.casefold() in corpus for n in names), (c.id, names)
+            if c.split == "test":
+                assert c.note.startswith("plausible: "), c.id
+
+
+def test_a_question_naming_its_paper_is_never_excused_at_scale():
+    """`distractor_may_answer` is for questions that describe a topic, not ones naming the paper."""
+    ds = load_dataset(QUESTIONS)
+    for c in ds.cases:
+        named = [label for label in c.gold_labels if not label.endswith("…") and label in c.question]
+        assert not (named and c.distractor_may_answer), (c.id, named)
+    marked = Counter(c.type for c in ds.cases if c.distractor_may_answer)
+    assert marked["multi_doc"] == sum(c.type == "multi_doc" for c in ds.cases)  # "which papers ..." is always generic
+    assert marked["false_premise"] == 0  # false premises name the paper they misquote

@@ -96,7 +96,7 @@ def test_gate_fails_beyond_tolerance_lists_changes_and_flips(tmp_path):
     assert {"fact_recall", "false_refusal", "citation_recall"} <= regressed
     assert "refusal_accuracy" not in regressed  # it went up
     assert {(f.id, f.before, f.after) for f in worse.flips} == {("q1", True, False), ("q3", True, False), ("q2", False, True)}
-    assert all(c.scope == "overall" for c in worse.regressions)  # groups are shown, not gated
+    assert all(c.scope == "split:dev" for c in worse.regressions[:-1])  # the split is gated, groups are shown
 
     lenient = compare(run(DATASET, answer_fn=refusing_answer), baseline, tolerance=1.0)
     # No drop exceeds 1.0; what still fails is metrics that nothing was scored on any more.
@@ -130,7 +130,7 @@ def test_baseline_and_tolerance_errors_are_usage_errors(tmp_path):
 def test_report_has_per_question_rows_a_chart_per_type_and_a_stamped_json(tmp_path):
     result = run(DATASET, answer_fn=good_answer)
     md = markdown_report(result)
-    assert "| q1 | lookup | en | ✓ |" in md and "| q2 | unanswerable | en | ✗ |" in md
+    assert "| q1 | lookup | en | dev | ✓ |" in md and "| q2 | unanswerable | en | dev | ✗ |" in md
     assert "refusal_accuracy: answered an unanswerable question" in md
     assert "[1] BraVE" in md
     assert f"lookup         {bar(1.0)} 1.00  (n=2)" in md
@@ -144,6 +144,14 @@ def test_report_has_per_question_rows_a_chart_per_type_and_a_stamped_json(tmp_pa
 
 @pytest.mark.parametrize("line, message", [
     ("{not json", "malformed JSON"),
+    ('{"id": "a", "question": "q", "type": "unanswerable", "lang": "en", "answerable": false}',
+     "missing field `split` (dev: may be tuned on, test: never tuned on)"),
+    ('{"id": "a", "split": "train", "question": "q", "type": "unanswerable", "lang": "en", "answerable": false}',
+     "unknown split 'train'"),
+    ('{"id": "a", "split": "test", "question": "q", "type": "lookup", "lang": "en", "answerable": true, '
+     '"gold_ids": ["x"], "plausible": true}', "`plausible` applies to unanswerable questions only"),
+    ('{"id": "a", "split": "test", "question": "q", "type": "unanswerable", "lang": "en", "answerable": false, '
+     '"distractor_may_answer": "yes"}', "`distractor_may_answer` must be true or false"),
     ('{"id": "a", "question": "q", "type": "lookup", "lang": "en"}', "missing field `answerable`"),
     ('{"id": "a", "question": "q", "type": "riddle", "lang": "en", "answerable": true}', "unknown type"),
     ('{"id": "a", "question": "q", "type": "lookup", "lang": "en", "answerable": true}', "needs `gold_ids`"),
@@ -154,8 +162,8 @@ def test_report_has_per_question_rows_a_chart_per_type_and_a_stamped_json(tmp_pa
 ])
 def test_malformed_question_lines_name_file_and_line(tmp_path, line, message):
     p = tmp_path / "q.jsonl"
-    p.write_text('{"id": "ok", "question": "q", "type": "unanswerable", "lang": "en", "answerable": false}\n'
-                 + line + "\n", encoding="utf-8")
+    p.write_text('{"id": "ok", "split": "dev", "question": "q", "type": "unanswerable", "lang": "en", '
+                 '"answerable": false}\n' + line + "\n", encoding="utf-8")
     with pytest.raises(DatasetError) as e:
         load_dataset(p)
     assert f"{p}:2:" in str(e.value) and message in str(e.value)
@@ -273,10 +281,92 @@ def test_one_flipped_question_in_a_small_group_is_tolerated_unless_strict():
 
     one = run(unanswerable, answer_fn=answers({"Who wrote paper 3?"}))
     report = compare(one, baseline, tolerance=0.05)
-    change = next(c for c in report.changes if c.metric == "refusal_accuracy" and c.scope == "overall")
+    change = next(c for c in report.changes if c.metric == "refusal_accuracy" and c.scope == "split:dev")
     assert change.delta == pytest.approx(-0.1) and change.allowed == pytest.approx(0.1) and report.ok
     assert [f.id for f in report.flips] == ["u3"]
     assert not compare(one, baseline, tolerance=0.05, strict=True).ok
     two = run(unanswerable, answer_fn=answers({"Who wrote paper 3?", "Who wrote paper 4?"}))
     assert [c.metric for c in compare(two, baseline, tolerance=0.05).regressions] == ["refusal_accuracy", "passed"]
     assert allowed_drop(0.05, 95) == 0.05 and allowed_drop(0.05, 10) == 0.1 and allowed_drop(0.05, 10, strict=True) == 0.05
+
+
+# --- splits and wrong-paper answers ----------------------------------------------------------
+
+OTHER = "o" * 16
+SPLIT_CASES = [
+    Case("d1", "What does BraVE use?", "lookup", "en", True, (DOC,), ("BraVE",), (("tree-structured action traversal",),),
+         split="dev"),
+    Case("t1", "Which paper evaluates joint actions?", "which_paper", "en", True, (DOC,), ("BraVE",),
+         (("linear number",),), split="test"),
+    Case("t2", "Who funded BraVE?", "unanswerable", "en", False, split="test", plausible=True),
+]
+SPLIT_SET = Dataset("splits", list(SPLIT_CASES))
+
+
+def other_paper_answer(question, *, k, settings):
+    """Answers every question from a paper that is no case's gold."""
+    hit = Hit(doc_id=OTHER, title="Other", text=TEXT, score=1.0, label="Other")
+    return Answer(question, f"{TEXT} [1]", [Citation(1, OTHER, "Other", TEXT, 1.0, label="Other")], False,
+                  "offline", [hit])
+
+
+def test_select_split_keeps_one_split_and_rejects_unknown_or_empty_ones():
+    from rag.evals.dataset import select_split
+
+    assert [c.id for c in select_split(SPLIT_SET, "test").cases] == ["t1", "t2"]
+    assert select_split(SPLIT_SET, "all") is SPLIT_SET
+    with pytest.raises(UsageError, match="--split must be dev, test or all"):
+        select_split(SPLIT_SET, "train")
+    with pytest.raises(DatasetError, match="no questions in the test split"):
+        select_split(Dataset("dev only", [SPLIT_CASES[0]]), "test")
+
+
+def test_summary_has_each_split_with_its_types_and_languages():
+    result = run(SPLIT_SET, answer_fn=good_answer, split="all")
+    splits = result.summary["splits"]
+    assert list(splits) == ["dev", "test"]
+    assert splits["dev"]["overall"]["n"] == 1 and splits["test"]["overall"]["n"] == 2
+    assert set(splits["test"]["by_type"]) == {"which_paper", "unanswerable"}
+    assert result.meta["split"] == "all" and result.meta["setting"] == "seed"
+    assert [c.to_dict()["split"] for c in result.cases] == ["dev", "test", "test"]
+
+
+def test_gate_checks_each_split_and_lists_only_flips_of_the_splits_that_ran():
+    baseline = baseline_payload(run(SPLIT_SET, answer_fn=good_answer))
+
+    def test_refused(question, *, k, settings):
+        fn = refusing_answer if question.startswith("Which") else good_answer
+        return fn(question, k=k, settings=settings)
+
+    report = compare(run(SPLIT_SET, answer_fn=test_refused), baseline, tolerance=0.05)
+    assert not report.ok
+    assert {c.scope for c in report.regressions} == {"split:test"}
+    assert not any(c.gated for c in report.changes if c.scope == "overall" and c.metric != "failures")
+
+    dev_only = run(Dataset("dev", [SPLIT_CASES[0]]), answer_fn=good_answer, split="dev")
+    checked = compare(dev_only, baseline, tolerance=0.05)
+    assert checked.ok and checked.flips == []  # the test questions were not run: not "absent"
+    assert "split test is in the baseline but was not run: not checked" in checked.notes
+    assert "split differs: baseline 'all', now 'dev'" in checked.notes
+
+
+def test_wrong_paper_counts_answers_that_cite_no_gold_and_the_gate_holds_it_at_zero():
+    baseline = baseline_payload(run(SPLIT_SET, answer_fn=good_answer))
+    assert baseline["summary"]["splits"]["dev"]["overall"]["metrics"]["wrong_paper"] == {"value": 0.0, "n": 1}
+
+    wrong = run(SPLIT_SET, answer_fn=other_paper_answer)
+    assert [c.scores["wrong_paper"] for c in wrong.cases] == [1.0, 1.0, None]  # no gold: not applicable
+    assert "wrong_paper: answered citing Other, not BraVE" in wrong.cases[0].failed_checks()
+    report = compare(wrong, baseline, tolerance=1.0)  # no tolerance reaches a wrong-paper answer
+    regressed = {(c.scope, c.metric) for c in report.regressions}
+    assert {("split:dev", "wrong_paper"), ("split:test", "wrong_paper")} <= regressed
+    assert all(c.allowed == 0.0 for c in report.regressions if c.metric == "wrong_paper")
+
+
+def test_zero_check_fails_a_run_with_a_wrong_paper_answer_without_a_baseline():
+    from rag.evals.gate import zero_check
+
+    assert zero_check(run(SPLIT_SET, answer_fn=good_answer)).ok
+    report = zero_check(run(SPLIT_SET, answer_fn=other_paper_answer, setting="scale"))
+    assert not report.ok and [c.scope for c in report.regressions] == ["split:dev", "split:test"]
+    assert report.notes == ["scale setting: no baseline; only wrong-paper answers are checked (must be 0)"]

@@ -11,6 +11,8 @@ from rag.errors import UsageError
 
 TYPES = ("lookup", "which_paper", "paraphrase", "multi_doc", "numeric", "unanswerable", "false_premise")
 LANGS = ("en", "zh")
+# dev: anything may be tuned on it; test: reported, never tuned on.
+SPLITS = ("dev", "test")
 DEFAULT_QUESTIONS = Path("eval") / "questions.jsonl"
 
 
@@ -31,6 +33,9 @@ class Case:
     gold_labels: tuple[str, ...] = ()
     facts: tuple[tuple[str, ...], ...] = ()  # each fact: acceptable spellings
     note: str = ""
+    split: str = "dev"
+    plausible: bool = False  # unanswerable: asks a detail of a named paper that its abstract lacks
+    distractor_may_answer: bool = False  # among other real papers, another one may legitimately answer
 
     @property
     def refusal_ok(self) -> bool:
@@ -73,6 +78,22 @@ def _strings(value: Any, where: str, name: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _flag(obj: dict[str, Any], key: str, where: str) -> bool:
+    value = obj.get(key, False)
+    if not isinstance(value, bool):
+        raise DatasetError(f"{where}: `{key}` must be true or false")
+    return value
+
+
+def _split(obj: dict[str, Any], where: str) -> str:
+    """The case's split; there is no default, so no question is silently counted as untuned."""
+    if "split" not in obj:
+        raise DatasetError(f"{where}: missing field `split` (dev: may be tuned on, test: never tuned on)")
+    if obj["split"] not in SPLITS:
+        raise DatasetError(f"{where}: unknown split {obj['split']!r} (known: {', '.join(SPLITS)})")
+    return obj["split"]
+
+
 def parse_case(obj: Any, where: str) -> Case:
     """Validate one decoded JSON object and return its Case."""
     if not isinstance(obj, dict):
@@ -105,9 +126,14 @@ def parse_case(obj: Any, where: str) -> Case:
         raise DatasetError(f"{where}: type `unanswerable` and `answerable: false` go together")
     if labels and len(labels) != len(gold):
         raise DatasetError(f"{where}: `gold_labels` must match `gold_ids` one to one")
+    split = _split(obj, where)
+    plausible = _flag(obj, "plausible", where)
+    if plausible and obj["answerable"]:
+        raise DatasetError(f"{where}: `plausible` applies to unanswerable questions only")
     return Case(id=obj["id"], question=obj["question"], type=obj["type"], lang=obj["lang"],
                 answerable=obj["answerable"], gold_ids=gold, gold_labels=labels, facts=facts,
-                note=str(obj.get("note", "")))
+                note=str(obj.get("note", "")), split=split, plausible=plausible,
+                distractor_may_answer=_flag(obj, "distractor_may_answer", where))
 
 
 def load_dataset(path: str | Path | None = None) -> Dataset:
@@ -137,6 +163,18 @@ def load_dataset(path: str | Path | None = None) -> Dataset:
     if not cases:
         raise DatasetError(f"{p}: no questions")
     return Dataset(name=p.stem, cases=cases, path=str(p))
+
+
+def select_split(dataset: Dataset, split: str) -> Dataset:
+    """The cases of one split (`dev`, `test`), or all of them (`all`)."""
+    if split == "all":
+        return dataset
+    if split not in SPLITS:
+        raise UsageError(f"--split must be dev, test or all, got {split!r}")
+    cases = [c for c in dataset.cases if c.split == split]
+    if not cases:
+        raise DatasetError(f"{dataset.path or dataset.name}: no questions in the {split} split")
+    return Dataset(name=dataset.name, cases=cases, path=dataset.path)
 
 
 def check_against_corpus(cases: Iterable[Case], documents: Mapping[str, str]) -> list[str]:

@@ -17,6 +17,9 @@ from rag.types import Answer
 
 Value = Union[float, bool, None]
 
+# Where the questions are asked: among the 35 seed abstracts, or hidden among many real ones.
+SETTINGS = ("seed", "scale")
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -33,6 +36,7 @@ class EvalContext:
     case: Case
     answer: Answer
     k: int
+    setting: str = "seed"
 
     @cached_property
     def retrieved(self) -> list[str]:
@@ -61,6 +65,15 @@ class EvalContext:
         return bool(self.answer.refused)
 
     @property
+    def distractor_excused(self) -> bool:
+        """At scale, another real paper may answer this case: citing it is not a wrong paper."""
+        return self.setting == "scale" and self.case.distractor_may_answer
+
+    @property
+    def cites_gold(self) -> bool:
+        return any(d in self.case.gold_ids for d in self.cited_docs)
+
+    @property
     def accepted_refusal(self) -> bool:
         """Refused where refusing is a correct outcome: content checks do not apply."""
         return self.refused and self.case.refusal_ok
@@ -76,6 +89,7 @@ class Evaluator:
     short: str = ""  # column-friendly name
     higher_is_better: bool = True
     gated: bool = True
+    must_be_zero: bool = False  # the gate fails on any nonzero value, whatever the baseline says
 
     def evaluate(self, ctx: EvalContext) -> Outcome:
         """Run the check and normalise its result to an Outcome."""
@@ -130,7 +144,7 @@ def citation_validity(ctx: EvalContext) -> Outcome:
 
 
 def citation_precision(ctx: EvalContext) -> Outcome:
-    if ctx.refused:
+    if ctx.refused or ctx.distractor_excused:
         return Outcome(None)
     value = m.citation_precision(ctx.cited_docs, ctx.case.gold_ids)
     extra = [d for d in ctx.cited_docs if d not in ctx.case.gold_ids]
@@ -156,8 +170,18 @@ def groundedness(ctx: EvalContext) -> Outcome:
     return Outcome(g.score, reason)
 
 
+def wrong_paper(ctx: EvalContext) -> Outcome:
+    """Answered a question that has gold documents, citing none of them."""
+    if ctx.refused or not ctx.case.gold_ids or ctx.distractor_excused:
+        return Outcome(None)
+    if ctx.cites_gold:
+        return Outcome(0.0)
+    cited = _docs(ctx, ctx.cited_docs) or "nothing"
+    return Outcome(1.0, f"answered citing {cited}, not {', '.join(ctx.case.gold_labels) or 'the gold'}")
+
+
 def refusal_accuracy(ctx: EvalContext) -> Outcome:
-    if ctx.case.answerable:
+    if ctx.case.answerable or ctx.distractor_excused:
         return Outcome(None)
     return Outcome(float(ctx.refused), "" if ctx.refused else "answered an unanswerable question")
 
@@ -174,8 +198,7 @@ def premise_handled(ctx: EvalContext) -> Outcome:
         return Outcome(None)
     if ctx.refused:
         return Outcome(1.0)
-    cites_gold = any(d in ctx.case.gold_ids for d in ctx.cited_docs)
-    ok = cites_gold and any(ctx.found)
+    ok = ctx.cites_gold and any(ctx.found)
     return Outcome(float(ok), "" if ok else "neither refused nor cited the correcting abstract and fact")
 
 
@@ -190,7 +213,7 @@ def passed(ctx: EvalContext) -> Outcome:
     problems = []
     if not all(ctx.found):
         problems.append("facts missing")
-    if not any(d in ctx.case.gold_ids for d in ctx.cited_docs):
+    if not ctx.cites_gold:
         problems.append("no gold document cited")
     if any(n not in ctx.by_number for n in ctx.markers):
         problems.append("invalid marker")
@@ -206,6 +229,8 @@ EVALUATORS: tuple[Evaluator, ...] = (
     Evaluator("citation_precision", "citation precision", citation_precision, short="cite prec"),
     Evaluator("citation_recall", "citation recall", citation_recall, short="cite recall"),
     Evaluator("groundedness", "groundedness", groundedness, short="grounded"),
+    Evaluator("wrong_paper", "wrong-paper answers", wrong_paper, short="wrong paper", higher_is_better=False,
+              must_be_zero=True),
     Evaluator("refusal_accuracy", "refusal accuracy (unanswerable)", refusal_accuracy, short="refusal acc"),
     Evaluator("false_refusal", "false-refusal rate (answerable)", false_refusal, short="false refusal", higher_is_better=False),
     Evaluator("premise_handled", "false premise handled", premise_handled, short="premise ok"),

@@ -25,7 +25,8 @@ def baseline_payload(result: RunResult) -> dict[str, Any]:
         "format": BASELINE_FORMAT,
         "meta": result.meta,
         "summary": result.summary,
-        "cases": {c.case.id: {"passed": c.passed, "failed_checks": c.failed_checks()} for c in result.cases},
+        "cases": {c.case.id: {"passed": c.passed, "split": c.case.split, "failed_checks": c.failed_checks()}
+                  for c in result.cases},
     }
 
 
@@ -134,6 +135,7 @@ def allowed_drop(tolerance: float, n: int, *, strict: bool = False) -> float:
 
 
 def _regressed(base: float | None, cur: float | None, higher: bool, allowed: float) -> bool:
+    """True when the value fell by more than `allowed` (rose, for a lower-is-better metric)."""
     if base is None:
         return False
     if cur is None:
@@ -144,42 +146,55 @@ def _regressed(base: float | None, cur: float | None, higher: bool, allowed: flo
 
 def _notes(meta: dict[str, Any], base_meta: dict[str, Any]) -> list[str]:
     notes = []
-    for key in ("mode", "k", "settings_hash", "prompt_hash", "model", "questions_hash"):
+    for key in ("mode", "setting", "split", "k", "settings_hash", "prompt_hash", "model", "questions_hash"):
         if base_meta.get(key) != meta.get(key):
             notes.append(f"{key} differs: baseline {base_meta.get(key)!r}, now {meta.get(key)!r}")
     return notes
 
 
-def compare(result: RunResult, baseline: dict[str, Any], *, tolerance: float = DEFAULT_TOLERANCE,
-            evaluators: Sequence[Evaluator] | None = None, strict: bool = False) -> GateReport:
-    """Compare a run with a baseline: overall gated metrics fail beyond their allowed drop, groups are shown."""
-    if tolerance < 0:
-        raise UsageError(f"--tolerance must be >= 0, got {tolerance}")
-    evaluators = evaluators or result.evaluators
-    now, base = result.summary, baseline.get("summary", {})
-    changes: list[MetricChange] = []
-    scopes: list[tuple[str, dict | None, dict | None, bool]] = [("overall", now.get("overall"), base.get("overall"), True)]
+Scope = tuple[str, "dict | None", "dict | None", bool]
+
+
+def _scopes(now: dict[str, Any], base: dict[str, Any], notes: list[str]) -> list[Scope]:
+    """(name, current group, baseline group, gated) for every group the gate looks at.
+
+    With splits on both sides each split's overall metrics are gated and the whole set is
+    shown; a baseline from before splits gates the whole set. Type and language groups are shown.
+    """
+    now_splits, base_splits = now.get("splits") or {}, base.get("splits") or {}
+    by_split = bool(now_splits and base_splits)
+    scopes: list[Scope] = [("overall", now.get("overall"), base.get("overall"), not by_split)]
+    if by_split:
+        scopes += [(f"split:{name}", group.get("overall"), (base_splits.get(name) or {}).get("overall"), True)
+                   for name, group in now_splits.items()]
+        notes += [f"split {name} is in the baseline but was not run: not checked"
+                  for name in base_splits if name not in now_splits]
     for kind, key in (("type", "by_type"), ("lang", "by_lang")):
         names = sorted(set(now.get(key, {})) | set(base.get(key, {})))
         scopes += [(f"{kind}:{n}", now.get(key, {}).get(n), base.get(key, {}).get(n), False) for n in names]
-    for scope, cur_group, base_group, gated in scopes:
-        for e in evaluators:
-            b, c = _value(base_group, e.name), _value(cur_group, e.name)
-            if b is None and c is None:
-                continue
-            change = MetricChange(scope, e.name, e.label, b, c, e.higher_is_better, gated and e.gated)
-            if change.gated:
-                change.allowed = allowed_drop(tolerance, _count(base_group, e.name), strict=strict)
-                change.regressed = _regressed(b, c, e.higher_is_better, change.allowed)
-            changes.append(change)
-    b_fail = (base.get("overall") or {}).get("failures", 0)
-    c_fail = (now.get("overall") or {}).get("failures", 0)
-    fail = MetricChange("overall", "failures", "failure rows (evaluator or answer raised)",
-                        float(b_fail), float(c_fail), higher_is_better=False, gated=True, allowed=0.0)
-    fail.regressed = c_fail > b_fail
-    changes.append(fail)
+    return scopes
 
-    before = baseline.get("cases", {})
+
+def _change(scope: str, e: Evaluator, cur_group: dict | None, base_group: dict | None, gated: bool,
+            tolerance: float, strict: bool) -> MetricChange | None:
+    """One metric's change in one scope; a `must_be_zero` metric fails on any nonzero value."""
+    b, c = _value(base_group, e.name), _value(cur_group, e.name)
+    if b is None and c is None:
+        return None
+    change = MetricChange(scope, e.name, e.label, b, c, e.higher_is_better, gated and e.gated)
+    if not change.gated:
+        return change
+    if e.must_be_zero:
+        change.allowed = 0.0
+        change.regressed = c is not None and c > 0
+    else:
+        change.allowed = allowed_drop(tolerance, _count(base_group, e.name), strict=strict)
+        change.regressed = _regressed(b, c, e.higher_is_better, change.allowed)
+    return change
+
+
+def _flips(result: RunResult, before: dict[str, Any]) -> list[Flip]:
+    """Questions whose outcome changed; baseline questions of a split that was not run are skipped."""
     flips: list[Flip] = []
     seen = set()
     for c in result.cases:
@@ -188,5 +203,41 @@ def compare(result: RunResult, baseline: dict[str, Any], *, tolerance: float = D
         was = None if old is None else bool(old.get("passed"))
         if was != c.passed:
             flips.append(Flip(c.case.id, was, c.passed, c.failed_checks() if not c.passed else []))
-    flips += [Flip(i, bool(v.get("passed")), None) for i, v in before.items() if i not in seen]
-    return GateReport(tolerance, changes, flips, _notes(result.meta, baseline.get("meta", {})))
+    splits_run = {c.case.split for c in result.cases}
+    flips += [Flip(i, bool(v.get("passed")), None) for i, v in before.items()
+              if i not in seen and v.get("split", "any") in splits_run | {"any"}]
+    return flips
+
+
+def compare(result: RunResult, baseline: dict[str, Any], *, tolerance: float = DEFAULT_TOLERANCE,
+            evaluators: Sequence[Evaluator] | None = None, strict: bool = False) -> GateReport:
+    """Compare a run with a baseline: each split's gated metrics fail beyond their allowed drop, groups are shown."""
+    if tolerance < 0:
+        raise UsageError(f"--tolerance must be >= 0, got {tolerance}")
+    evaluators = evaluators or result.evaluators
+    now, base = result.summary, baseline.get("summary", {})
+    notes = _notes(result.meta, baseline.get("meta", {}))
+    changes: list[MetricChange] = []
+    for scope, cur_group, base_group, gated in _scopes(now, base, notes):
+        for e in evaluators:
+            change = _change(scope, e, cur_group, base_group, gated, tolerance, strict)
+            if change is not None:
+                changes.append(change)
+    b_fail = (base.get("overall") or {}).get("failures", 0)
+    c_fail = (now.get("overall") or {}).get("failures", 0)
+    fail = MetricChange("overall", "failures", "failure rows (evaluator or answer raised)",
+                        float(b_fail), float(c_fail), higher_is_better=False, gated=True, allowed=0.0)
+    fail.regressed = c_fail > b_fail
+    changes.append(fail)
+    return GateReport(tolerance, changes, _flips(result, baseline.get("cases", {})), notes)
+
+
+def zero_check(result: RunResult, evaluators: Sequence[Evaluator] | None = None) -> GateReport:
+    """Check only the metrics that must be 0 (wrong-paper answers), per split: for a run with no baseline."""
+    evaluators = [e for e in (evaluators or result.evaluators) if e.must_be_zero]
+    splits = result.summary.get("splits") or {"overall": result.summary}
+    changes = [c for name, groups in splits.items() for e in evaluators
+               if (c := _change(name if name == "overall" else f"split:{name}", e, groups.get("overall"), None,
+                                True, 0.0, True)) is not None]
+    setting = result.meta.get("setting", "seed")
+    return GateReport(0.0, changes, [], [f"{setting} setting: no baseline; only wrong-paper answers are checked (must be 0)"])

@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 import rag
 from rag.errors import ConfigError, ProviderError, RagError, RagIndexError
 from rag.evals import metrics as m
-from rag.evals.dataset import Case, Dataset
+from rag.evals.dataset import SPLITS, Case, Dataset
 from rag.evals.evaluators import EVALUATORS, EvalContext, Evaluator
 
 AnswerFn = Callable[..., rag.Answer]
@@ -68,7 +68,7 @@ class CaseResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.case.id, "question": self.case.question, "type": self.case.type,
-            "lang": self.case.lang, "answerable": self.case.answerable,
+            "lang": self.case.lang, "split": self.case.split, "answerable": self.case.answerable,
             "gold_ids": list(self.case.gold_ids), "gold_labels": list(self.case.gold_labels),
             "passed": self.passed, "scores": self.scores, "failed_checks": self.failed_checks(),
             "failures": self.failures, "latency_ms": self.latency_ms, "usage": self.usage,
@@ -102,11 +102,12 @@ def _answer_record(ans: rag.Answer, k: int) -> dict[str, Any]:
     }
 
 
-def score_case(case: Case, ans: rag.Answer, *, k: int, evaluators: Sequence[Evaluator] = EVALUATORS) -> CaseResult:
+def score_case(case: Case, ans: rag.Answer, *, k: int, evaluators: Sequence[Evaluator] = EVALUATORS,
+               setting: str = "seed") -> CaseResult:
     """Run every evaluator on one answer; one that raises becomes a failure row."""
     result = CaseResult(case=case, answer=_answer_record(ans, k), usage=dict(ans.usage or {}),
                         evaluators=tuple(evaluators))
-    ctx = EvalContext(case=case, answer=ans, k=k)
+    ctx = EvalContext(case=case, answer=ans, k=k, setting=setting)
     for e in evaluators:
         try:
             outcome = e.evaluate(ctx)
@@ -148,21 +149,30 @@ def _group(results: list[CaseResult], evaluators: Sequence[Evaluator]) -> dict[s
     }
 
 
-def summarize(results: list[CaseResult], *, model: str | None = None,
-              evaluators: Sequence[Evaluator] = EVALUATORS) -> dict[str, Any]:
-    """Aggregate metrics overall, per question type and per language (None values left out)."""
-    prompt = completion = 0
-    for r in results:
-        p, c = _usage_tokens(r.usage)
-        prompt, completion = prompt + p, completion + c
-    price = PRICES_PER_MTOK.get(model or "")
-    cost = (prompt * price[0] + completion * price[1]) / 1e6 if price and (prompt or completion) else None
+def _groups(results: list[CaseResult], evaluators: Sequence[Evaluator]) -> dict[str, Any]:
+    """Metrics overall, per question type and per language."""
     types = sorted({r.case.type for r in results})
     langs = sorted({r.case.lang for r in results})
     return {
         "overall": _group(results, evaluators),
         "by_type": {t: _group([r for r in results if r.case.type == t], evaluators) for t in types},
         "by_lang": {lang: _group([r for r in results if r.case.lang == lang], evaluators) for lang in langs},
+    }
+
+
+def summarize(results: list[CaseResult], *, model: str | None = None,
+              evaluators: Sequence[Evaluator] = EVALUATORS) -> dict[str, Any]:
+    """Aggregate metrics overall, per type and language, and the same per split (None values left out)."""
+    prompt = completion = 0
+    for r in results:
+        p, c = _usage_tokens(r.usage)
+        prompt, completion = prompt + p, completion + c
+    price = PRICES_PER_MTOK.get(model or "")
+    cost = (prompt * price[0] + completion * price[1]) / 1e6 if price and (prompt or completion) else None
+    splits = [s for s in SPLITS if any(r.case.split == s for r in results)]
+    return {
+        **_groups(results, evaluators),
+        "splits": {s: _groups([r for r in results if r.case.split == s], evaluators) for s in splits},
         "tokens": {"prompt": prompt, "completion": completion, "total": prompt + completion},
         "cost_usd": cost,
     }
@@ -208,8 +218,15 @@ def run(
     answer_fn: AnswerFn | None = None,
     evaluators: Sequence[Evaluator] = EVALUATORS,
     progress: Callable[[int, int], None] | None = None,
+    setting: str = "seed",
+    split: str = "all",
+    extra_meta: dict[str, Any] | None = None,
 ) -> RunResult:
-    """Answer every case with `rag.answer` (or `answer_fn`) and score it."""
+    """Answer every case with `rag.answer` (or `answer_fn`) and score it.
+
+    `setting` says where the questions are asked (`seed` or `scale`, see rag/evals/scale.py);
+    `split` and `extra_meta` are recorded in the result's meta.
+    """
     settings = (settings or rag.get_settings()).with_overrides(answer_mode=mode)
     k = k or settings.k
     answer_fn = answer_fn or rag.answer
@@ -229,7 +246,7 @@ def run(
         except Exception as exc:  # a pipeline bug on one question: record it, go on
             results.append(_failed_answer(case, exc, evaluators))
         else:
-            result = score_case(case, ans, k=k, evaluators=evaluators)
+            result = score_case(case, ans, k=k, evaluators=evaluators, setting=setting)
             result.latency_ms = latency
             model = model or ans.model
             results.append(result)
@@ -238,6 +255,8 @@ def run(
     model = model or (settings.llm_model if mode == "llm" else "offline-extractive")
     meta = {
         "mode": mode,
+        "setting": setting,
+        "split": split,
         "k": k,
         "settings_hash": settings.hash(),
         "prompt_hash": prompt_hash(mode),
@@ -249,6 +268,7 @@ def run(
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "seconds": round(time.perf_counter() - started, 2),
         "rag_version": rag.__version__,
+        **(extra_meta or {}),
     }
     return RunResult(meta=meta, cases=results, summary=summarize(results, model=model, evaluators=evaluators),
                      evaluators=tuple(evaluators))
