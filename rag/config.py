@@ -42,20 +42,35 @@ class OfflineSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    min_coverage: float = Field(
-        0.6, ge=0, le=1,
-        description="Share of the question's IDF-weighted terms one abstract must contain to be quoted.")
-    min_pair_coverage: float = Field(
-        0.85, ge=0, le=1,
-        description="... or two abstracts together, when each covers min_share_each (multi-paper questions).")
-    min_share_each: float = Field(
-        0.3, ge=0, le=1, description="Share of the question each of two abstracts must cover to answer together.")
-    min_dense_crosslingual: float = Field(
-        0.80, ge=-1, le=1,
-        description="Cosine the best chunk needs when the question's words cannot be matched (e.g. Chinese).")
+    min_evidence: float = Field(
+        0.4, ge=0, le=2,
+        description="Evidence score the best sentence needs, else the answer is the refusal (fitted on the dev split).")
+    meaning_weight: float = Field(
+        0.4, ge=0, le=1,
+        description="Share of a sentence's evidence from its embedding similarity to the question (rest: focus words).")
+    similarity_low: float = Field(
+        0.80, ge=-1, le=1, description="Sentence cosine counted as no evidence at all (e5 cosines rarely fall lower).")
+    similarity_high: float = Field(0.93, ge=-1, le=1, description="Sentence cosine counted as full evidence.")
+    crosslingual_shift: float = Field(
+        0.05, ge=-0.2, le=0.2,
+        description="Added to sentence cosines for questions mostly in Chinese (cross-lingual cosines run lower).")
+    phrase_weight: float = Field(
+        0.5, ge=0, le=1,
+        description="Share of a sentence's word evidence lost when the words of a question's phrase stand apart in it.")
+    no_number_factor: float = Field(
+        0.5, ge=0, le=1,
+        description="Evidence kept by a sentence without a number when the question asks how many/much.")
+    rank_penalty: float = Field(
+        0.03, ge=0, le=1, description="Evidence taken off per retrieval rank of the sentence's abstract.")
     max_sentences: int = Field(3, ge=1, le=10, description="Most sentences quoted in one answer.")
     relative_keep: float = Field(
-        0.75, ge=0, le=1, description="A sentence from another abstract must score this share of the best one.")
+        0.85, ge=0, le=1, description="A sentence from another abstract must score this share of the best one.")
+    many_keep: float = Field(
+        0.75, ge=0, le=1,
+        description="For questions about several papers: another paper is quoted when it scores this share of the best.")
+    meaning_alone: float = Field(
+        0.75, ge=0, le=1,
+        description="Weight of meaning alone as evidence from a sentence sharing no word with a question that names no paper.")
     intro_bonus: float = Field(
         0.15, ge=0, le=1, description="Score added to 'we propose ...' sentences when the question asks which paper.")
     min_gain: float = Field(
@@ -83,7 +98,9 @@ class Settings(BaseSettings):
     k: int = Field(5, ge=1, le=100, description="Number of distinct documents retrieved per question.")
     candidates: int = Field(30, ge=1, le=1000, description="Chunks each retriever proposes before fusion (at least k).")
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
-    lexical_weight: float = Field(0.5, ge=0, description="Weight of the BM25 ranking in fusion (dense = 1).")
+    lexical_weight: float = Field(0.25, ge=0, description="Weight of the BM25 ranking in fusion (dense = 1).")
+    sentence_weight: float = Field(
+        1.0, ge=0, description="Weight of the ranking by closest sentence in fusion (dense = 1).")
     lexical_min_ratio: float = Field(
         0.5, ge=0, le=1, description="BM25 hits scoring under this share of the best BM25 hit are dropped.")
     answer_mode: Literal["auto", "llm", "offline"] = Field("auto", description="`auto`, `llm` or `offline`.")

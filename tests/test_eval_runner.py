@@ -100,7 +100,8 @@ def test_gate_fails_beyond_tolerance_lists_changes_and_flips(tmp_path):
 
     lenient = compare(run(DATASET, answer_fn=refusing_answer), baseline, tolerance=1.0)
     # No drop exceeds 1.0; what still fails is metrics that nothing was scored on any more.
-    assert {c.metric for c in lenient.regressions} == {"citation_validity", "citation_precision", "groundedness"}
+    assert {c.metric for c in lenient.regressions} == {"citation_validity", "citation_precision", "groundedness",
+                                                       "wrong_paper"}
     assert all(c.current is None for c in lenient.regressions)
 
 
@@ -350,11 +351,20 @@ def test_gate_checks_each_split_and_lists_only_flips_of_the_splits_that_ran():
     assert "split differs: baseline 'all', now 'dev'" in checked.notes
 
 
+def _strict():
+    """The evaluators with wrong-paper answers held at 0 (`must_be_zero`, the target)."""
+    import dataclasses
+
+    from rag.evals.evaluators import EVALUATORS
+
+    return tuple(dataclasses.replace(e, must_be_zero=True) if e.name == "wrong_paper" else e for e in EVALUATORS)
+
+
 def test_wrong_paper_counts_answers_that_cite_no_gold_and_the_gate_holds_it_at_zero():
-    baseline = baseline_payload(run(SPLIT_SET, answer_fn=good_answer))
+    baseline = baseline_payload(run(SPLIT_SET, answer_fn=good_answer, evaluators=_strict()))
     assert baseline["summary"]["splits"]["dev"]["overall"]["metrics"]["wrong_paper"] == {"value": 0.0, "n": 1}
 
-    wrong = run(SPLIT_SET, answer_fn=other_paper_answer)
+    wrong = run(SPLIT_SET, answer_fn=other_paper_answer, evaluators=_strict())
     assert [c.scores["wrong_paper"] for c in wrong.cases] == [1.0, 1.0, None]  # no gold: not applicable
     assert "wrong_paper: answered citing Other, not BraVE" in wrong.cases[0].failed_checks()
     report = compare(wrong, baseline, tolerance=1.0)  # no tolerance reaches a wrong-paper answer
@@ -366,7 +376,7 @@ def test_wrong_paper_counts_answers_that_cite_no_gold_and_the_gate_holds_it_at_z
 def test_zero_check_fails_a_run_with_a_wrong_paper_answer_without_a_baseline():
     from rag.evals.gate import zero_check
 
-    assert zero_check(run(SPLIT_SET, answer_fn=good_answer)).ok
-    report = zero_check(run(SPLIT_SET, answer_fn=other_paper_answer, setting="scale"))
+    assert zero_check(run(SPLIT_SET, answer_fn=good_answer, evaluators=_strict())).ok
+    report = zero_check(run(SPLIT_SET, answer_fn=other_paper_answer, setting="scale", evaluators=_strict()))
     assert not report.ok and [c.scope for c in report.regressions] == ["split:dev", "split:test"]
     assert report.notes == ["scale setting: no baseline; only wrong-paper answers are checked (must be 0)"]

@@ -155,7 +155,7 @@ def test_end_to_end_offline_without_network(small, monkeypatch):
     assert good.citations[0].label == "BraVE" and good.text.rstrip().endswith("[1]")
     assert good.citations[0].doc_id == good.sources[0].doc_id
     refusal = rag.answer("What is the recommended dosage of ibuprofen for children?", settings=settings)
-    assert refusal.refused and refusal.citations == [] and refusal.text == rag.REFUSAL
+    assert refusal.refused and refusal.citations == [] and refusal.text.startswith(rag.REFUSAL)
 
 
 def test_first_answer_builds_an_empty_index_from_the_data_folder(small):

@@ -81,7 +81,7 @@ def test_random_questions_get_an_answer_or_a_usage_error(seed_settings, question
         assert not question.strip()
         return
     assert ans.refused or ans.citations
-    assert ans.refused == (ans.text == rag.REFUSAL)
+    assert ans.refused == ans.text.startswith(rag.REFUSAL)
 
 
 @pytest.mark.parametrize("question", ["x" * 100_000, "\x00\x1b[31mred\x07 " * 1000, "?" * 5000, "数" * 20_000])

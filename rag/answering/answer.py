@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from rag.answering.offline import compose, cosine_scorer
+from rag.answering.offline import compose
 from rag.config import Settings
 from rag.index import Index
 from rag.index.search import check_query
@@ -67,8 +67,14 @@ def answer_from(
     # A long abstract is several chunks: the answer may sit in one that was not retrieved.
     passages = {i: [(c.id, c.text) for c in index.document_chunks(h.doc_id)]
                 for i, h in enumerate(hits[: settings.offline.full_docs]) if h.n_chunks > 1}
-    result = compose(question, hits, embed=cosine_scorer(index.embedder), passages=passages,
-                     thresholds=settings.offline)
+    qvec = retrieval.query_vector
+
+    def similarity(sentences: list[str], asked: str):
+        vector = qvec if asked == question else index.embedder.embed_query(asked)
+        return index.sentence_similarities(vector, sentences)
+
+    result = compose(question, hits, similarity=similarity if qvec is not None else None, passages=passages,
+                     named=retrieval.named, unknown_names=retrieval.unknown_names, thresholds=settings.offline)
     texts = {cid: text for chunks in passages.values() for cid, text in chunks}
     quoted = {i: (cid, texts[cid]) for i, cid in result.quoted_chunks.items() if cid in texts}
     done = time.perf_counter()

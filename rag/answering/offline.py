@@ -9,10 +9,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Callable, Sequence
 
 import numpy as np
 
-from rag.answering.refusal import REFUSAL, asks_unstated_detail
+from rag.answering.refusal import REFUSAL
 from rag.clean import clean
 from rag.config import OfflineSettings
 from rag.index.lexical import CJK, tokenize
@@ -48,6 +49,7 @@ class Candidate:
     score: float = 0.0
     chunk: int = 0  # which passage of the hit's document the sentence is in
     chunk_id: str = ""
+    meaning: float = 0.0  # closeness of meaning to the question, 0-1
 
 
 def is_crosslingual(question: str) -> bool:
@@ -65,9 +67,9 @@ def _candidates(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | No
         for n, (chunk_id, body) in enumerate((passages or {}).get(i) or [(hit.chunk_id, hit.text)]):
             for s, e in split_sentences(body):
                 text = body[s:e].strip()
-                if len(text) < 20 or text in seen or text.lower().startswith(
-                        ("project page", "code is available", "code:")):
-                    continue  # too short, boilerplate, or repeated in the overlap of two chunks
+                if len(text) < 20 or text in seen or text.rstrip("\"')").endswith(("?", "？")) or \
+                        text.lower().startswith(("project page", "code is available", "code:")):
+                    continue  # too short, a question (it states nothing), boilerplate, or repeated in an overlap
                 seen.add(text)
                 out.append(Candidate(i, s, e, text, set(tokenize(text)), chunk=n, chunk_id=chunk_id))
     return out
@@ -94,83 +96,174 @@ class OfflineResult:
     text: str
     cited: list[int]  # hit indices, in order of first citation
     refused: bool
-    coverage: float
+    coverage: float  # the evidence score of the best sentence (0 when refused before scoring)
     quoted_chunks: dict[int, str] = field(default_factory=dict)  # hit index -> chunk quoted first
+
+
+def _refuse(reason: str = "", evidence: float = 0.0) -> OfflineResult:
+    return OfflineResult(f"{REFUSAL} {reason}".strip(), [], True, evidence)
+
+
+def content_terms(question: str) -> list[str]:
+    """The question's stemmed content words: what it is about, without its framing."""
+    return [t for t in dict.fromkeys(tokenize(question, compounds=False)) if t not in _QUESTION_WORDS]
+
+
+# similarity(sentences, question) -> cosine of each sentence to the question text given.
+Similarity = Callable[[list[str], str], "np.ndarray"]
+# Questions asking for a quantity: the answer must state a number.
+_ASKS_FOR_QUANTITY = re.compile(r"\bhow (?:many|much|long|large|big|fast|often)\b|\bwhat (?:percentage|fraction|share|"
+                                r"number|proportion)\b|多少|几", re.I)
+_NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+                     r"hundred|thousand|million|billion|dozen|half|twice|double|triple)\b", re.I)
 
 
 def compose(
     question: str,
     hits: list[Hit],
     *,
-    embed=None,
+    similarity: Similarity | None = None,
     passages: dict[int, list[tuple[str, str]]] | None = None,
+    named: dict[str, list[str]] | None = None,
+    unknown_names: Sequence[str] = (),
     thresholds: OfflineSettings | None = None,
 ) -> OfflineResult:
-    """Answer from hits by sentence extraction.
+    """Answer from hits by sentence extraction, or refuse.
 
-    `embed(texts, question) -> similarities` enables the cross-lingual path; `passages` maps a
-    hit index to all (chunk_id, text) chunks of its document, so a long abstract is quoted
-    from whichever chunk holds the answer, not only from the chunk that was retrieved.
+    Every quotable sentence gets an evidence score: its meaning's closeness to the question
+    (`similarity(sentences)` -> cosines, from the bundled embedder) mixed with how much of the
+    question's *focus* it states (IDF-weighted content words, minus the names that only say
+    which paper is meant). The best sentence must reach `min_evidence` (fitted on the eval's dev
+    split) or the answer is the refusal. `passages` maps a hit index to all (chunk_id, text)
+    chunks of its document, so a long abstract is quoted from the chunk holding the answer.
+
+    When the question names papers the corpus knows (`named`: name -> doc ids), only their
+    abstracts are quoted; when it names something no abstract mentions (`unknown_names`) and
+    nothing the corpus knows, it is refused: the corpus cannot be about it.
     """
     t = thresholds or OfflineSettings()
+    terms = content_terms(question)
+    if not terms and not named:
+        return _refuse("The question has no words to search for.")
+    if unknown_names and not named:
+        return _refuse(f"No indexed abstract mentions {', '.join(unknown_names)}.")
     if not hits:
-        return OfflineResult(REFUSAL, [], True, 0.0)
-    pool = _candidates(hits, passages)
+        return _refuse()
+    wanted = {d for docs in (named or {}).values() for d in docs}
+    many = bool(_ASKS_FOR_SEVERAL.search(question))
+    # A question naming a paper is answered from it alone; one asking for several papers may
+    # name one as an example ("which papers study X, such as LTI systems?").
+    allowed = [i for i, h in enumerate(hits) if not wanted or many or h.doc_id in wanted]
+    pool = [c for c in _candidates(hits, passages) if c.hit_index in allowed]
     if not pool:
-        return OfflineResult(REFUSAL, [], True, 0.0)
+        return _refuse()
 
-    # Hyphenated words count by their parts ("actor-critic": actor, critic), not a third time.
-    q_terms = [t for t in dict.fromkeys(tokenize(question, compounds=False)) if t not in _QUESTION_WORDS]
-    q_terms = [t for t in q_terms if not CJK.match(t)]
-    evidence = " ".join(clean(h.text) for h in hits[:2])
-    if asks_unstated_detail(question, evidence):
-        return OfflineResult(REFUSAL, [], True, 0.0)
-    crosslingual = is_crosslingual(question) or not q_terms
-
-    if crosslingual:
-        if embed is None or (hits[0].dense_score or 0.0) < t.min_dense_crosslingual:
-            return OfflineResult(REFUSAL, [], True, 0.0)
-        # Sentence similarity across languages is noisy: quote the best abstract, and the
-        # second only when retrieval could hardly tell them apart.
-        near = [i for i, h in enumerate(hits[:2]) if (h.dense_score or 0) >= (hits[0].dense_score or 0) - 0.01]
-        top = [c for c in pool if c.hit_index in near]
-        vectors = embed([c.text for c in top], question)
-        for c, sim in zip(top, vectors):
-            c.score = float(sim) + (0.02 if c.hit_index == 0 else 0.0)
-        chosen = _choose(top, q_terms=[], t=t)
-        return OfflineResult(_render(chosen, hits), _cited(chosen), False, float(hits[0].dense_score or 0.0),
-                             _quoted_chunks(chosen))
-
+    crosslingual = is_crosslingual(question)
+    name_terms = {x for n in (named or {}) for x in tokenize(n, compounds=True)}
+    focus = [x for x in terms if x not in name_terms and not CJK.match(x)]
+    # With the paper settled by its name, every sentence of it is "about" the name: what
+    # separates the one that answers is its closeness to the rest of the question.
+    asked = _without_names(question, named) if wanted else question
+    sims = (np.asarray(similarity([c.text for c in pool], asked), dtype=np.float32) if similarity
+            else np.zeros(len(pool)))
     asks_for_paper = bool(_ASKS_FOR_PAPER.search(question))
-    weights = {t: _idf(t, pool) for t in q_terms}
-    total = sum(weights.values())
-    for i in range(len(hits)):
-        own = [c for c in pool if c.hit_index == i]
-        # Within one abstract, the words naming its subject recur in many sentences; the
-        # words of what is asked ("sample complexity") pick out the sentence that answers.
-        local = {t: _idf(t, own) for t in q_terms}
-        local_total = sum(local.values())
-        for c in own:
-            glob = sum(w for t, w in weights.items() if _matches(t, c.terms)) / total
-            loc = sum(w for t, w in local.items() if _matches(t, c.terms)) / local_total
-            c.score = 0.5 * glob + 0.5 * loc - 0.03 * c.hit_index
-            if asks_for_paper and _INTRO.search(c.text):
-                c.score += t.intro_bonus  # "which paper proposes X": the sentence naming the proposal
-    # The evidence must cover the question's terms within one document, or, for questions
-    # that span papers, within two documents that each cover a fair share.
-    doc_terms = [{t for t in q_terms if any(_matches(t, c.terms) for c in pool if c.hit_index == i)}
-                 for i in range(len(hits))]
-    doc_cov = sorted(((sum(weights[t] for t in ts) / total, ts) for ts in doc_terms), key=lambda x: -x[0])
-    best_doc_cov = doc_cov[0][0]
-    pair_cov = 0.0
-    if len(doc_cov) > 1 and doc_cov[1][0] >= t.min_share_each:
-        pair_cov = sum(weights[t] for t in doc_cov[0][1] | doc_cov[1][1]) / total
-    if best_doc_cov < t.min_coverage and pair_cov < t.min_pair_coverage:
-        return OfflineResult(REFUSAL, [], True, best_doc_cov)
-    chosen = _choose(pool, q_terms=q_terms, weights=weights, many=bool(_ASKS_FOR_SEVERAL.search(question)), t=t)
-    if not chosen or chosen[0].score <= 0:
-        return OfflineResult(REFUSAL, [], True, best_doc_cov)
-    return OfflineResult(_render(chosen, hits), _cited(chosen), False, best_doc_cov, _quoted_chunks(chosen))
+    if crosslingual:
+        sims = sims + t.crosslingual_shift  # e5 scores a Chinese question against English text lower
+    _score(pool, sims, focus, t, lexical=bool(focus) and not crosslingual, asks_for_paper=asks_for_paper,
+           named=bool(wanted), quantity=bool(_ASKS_FOR_QUANTITY.search(question)),
+           phrases=_phrases(question, name_terms))
+    weights = {x: _idf(x, pool) for x in focus}
+    chosen = _choose(pool, q_terms=focus, weights=weights, many=many, t=t)
+    # The answer's evidence: its best sentence, or what its sentences state together (a
+    # question about two papers is answered by a sentence of each).
+    evidence = max(max(c.score for c in chosen), _together(chosen, focus, weights, t, lexical=not crosslingual))
+    if evidence < t.min_evidence:
+        if wanted:
+            label = hits[allowed[0]].label or hits[allowed[0]].title
+            return _refuse(f"The {label} abstract does not state it.", evidence)
+        return _refuse("", evidence)
+    return OfflineResult(_render(chosen, hits), _cited(chosen), False, evidence, _quoted_chunks(chosen))
+
+
+def _together(chosen: list[Candidate], focus: list[str], weights: dict[str, float], t: OfflineSettings, *,
+              lexical: bool) -> float:
+    """Evidence of several sentences at once: their best meaning, and the focus words they cover together."""
+    if not lexical or not focus or len(chosen) < 2:
+        return 0.0
+    terms = set().union(*(c.terms for c in chosen))
+    words = sum(w for x, w in weights.items() if _matches(x, terms)) / (sum(weights.values()) or 1.0)
+    return t.meaning_weight * max(c.meaning for c in chosen) + (1 - t.meaning_weight) * words
+
+
+def _without_names(question: str, named: dict[str, list[str]] | None) -> str:
+    out = question
+    for name in named or {}:
+        out = re.sub(re.escape(name), " ", out, flags=re.I)
+    return " ".join(out.split()) or question
+
+
+def _phrases(question: str, skip: set[str]) -> list[tuple[str, str]]:
+    """Pairs of content words standing side by side in the question ("learning rate")."""
+    raw = re.findall(r"[A-Za-z0-9]+(?:['-][A-Za-z0-9]+)*", question)
+    stems = [tokenize(w, compounds=False) for w in raw]
+    pairs = []
+    for a, b in zip(stems, stems[1:]):
+        if len(a) == 1 and len(b) == 1 and a[0] != b[0] and not ({a[0], b[0]} & (_QUESTION_WORDS | skip)):
+            pairs.append((a[0], b[0]))
+    return list(dict.fromkeys(pairs))
+
+
+def _has_phrase(pair: tuple[str, str], seq: list[str]) -> bool:
+    return any(x == pair[0] and y == pair[1] for x, y in zip(seq, seq[1:]))
+
+
+def _score(pool: list[Candidate], sims: np.ndarray, focus: list[str], t: OfflineSettings, *, lexical: bool,
+           asks_for_paper: bool, named: bool, quantity: bool = False,
+           phrases: list[tuple[str, str]] | None = None) -> None:
+    """Set each candidate's evidence score (see `compose`).
+
+    When the question names its paper, the paper is settled and the evidence is whether a
+    sentence states what is asked: meaning and focus words together (a sentence close in
+    meaning that lacks the asked-for detail is not evidence). When it names none, the words
+    may all be reworded (a paraphrase): meaning alone can carry the evidence.
+
+    Two general rules sharpen the words: a phrase of the question ("learning rate") is not
+    stated by a sentence where its words stand apart ("reinforcement learning ... at a rate");
+    and a question asking for a quantity is answered only by a sentence with a number.
+    """
+    span = max(t.similarity_high - t.similarity_low, 1e-6)
+    meaning = np.clip((sims - t.similarity_low) / span, 0.0, 1.0)
+    weights = {x: _idf(x, pool) for x in focus}
+    total = sum(weights.values()) or 1.0
+    by_doc: dict[int, list[Candidate]] = {}
+    for c in pool:
+        by_doc.setdefault(c.hit_index, []).append(c)
+    local_weights = {i: {x: _idf(x, own) for x in focus} for i, own in by_doc.items()}
+    for c, m in zip(pool, meaning):
+        c.meaning = float(m)
+        if lexical:
+            # Across the pool, rare words pick the paper; within one abstract, the words of what
+            # is asked ("sample complexity") pick the sentence, not those naming its subject.
+            local = local_weights[c.hit_index]
+            glob = sum(w for x, w in weights.items() if _matches(x, c.terms)) / total
+            loc = sum(w for x, w in local.items() if _matches(x, c.terms)) / (sum(local.values()) or 1.0)
+            words = 0.5 * glob + 0.5 * loc
+            if phrases:
+                seq = tokenize(c.text, compounds=False)
+                if any(a in c.terms and b in c.terms and not _has_phrase((a, b), seq) for a, b in phrases):
+                    words *= 1 - t.phrase_weight  # "learning ... rate" is not "learning rate"
+            c.score = t.meaning_weight * float(m) + (1 - t.meaning_weight) * words
+            if not named:
+                # A reworded question may share no word with its answer, but a sentence sharing
+                # none must be closer in meaning to count (a generic sentence often "sounds like" it).
+                c.score = max(c.score, float(m) * (1.0 if words > 0 else t.meaning_alone))
+        else:
+            c.score = float(m)
+        if quantity and not _NUMBER.search(c.text):
+            c.score *= t.no_number_factor
+        c.score -= t.rank_penalty * c.hit_index
+        if asks_for_paper and _INTRO.search(c.text):
+            c.score += t.intro_bonus  # "which paper proposes X": the sentence naming the proposal
 
 
 def _choose(
@@ -189,7 +282,7 @@ def _choose(
     weights = weights or {t: 1.0 for t in q_terms}
     total = sum(weights.values()) or 1.0
     covered = {t for t in q_terms if _matches(t, best.terms)}
-    while len(chosen) < t.max_sentences:
+    while len(chosen) < (t.max_sentences + 1 if many else t.max_sentences):
         def gain(c: Candidate) -> float:
             return sum(weights[t] for t in q_terms if t not in covered and _matches(t, c.terms)) / total
 
@@ -201,7 +294,9 @@ def _choose(
         # abstract must also be relevant on its own ("test" alone is no reason to quote a paper).
         fillers = [c for c in rest if many or c.hit_index in docs or c.score >= t.relative_keep * best.score]
         by_gain = max(fillers, key=lambda c: (gain(c), c.score)) if fillers else rest[0]
-        other_docs = [c for c in rest if c.hit_index not in docs and c.score >= t.relative_keep * best.score]
+        # A question about several papers quotes each paper that is nearly as good as the best.
+        keep = t.many_keep if many else t.relative_keep
+        other_docs = [c for c in rest if c.hit_index not in docs and c.score >= keep * best.score]
         if q_terms and gain(by_gain) >= t.min_gain:
             pick = by_gain
         elif other_docs:
@@ -236,14 +331,3 @@ def _quoted_chunks(chosen: list[Candidate]) -> dict[int, str]:
 
 def _cited(chosen: list[Candidate]) -> list[int]:
     return list(dict.fromkeys(c.hit_index for c in chosen))
-
-
-def cosine_scorer(embedder):
-    """Adapt an embedder into the `embed(texts, question)` callable `compose` uses."""
-
-    def embed(texts: list[str], question: str) -> list[float]:
-        q = embedder.embed_query(question)
-        vecs = embedder.embed_passages([clean(t) for t in texts])
-        return list(np.asarray(vecs) @ np.asarray(q))
-
-    return embed

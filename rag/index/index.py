@@ -8,6 +8,7 @@ rebuilt (by itself or by another process) and reloads it: there is no cache to r
 """
 from __future__ import annotations
 
+import sqlite3
 import time
 from pathlib import Path
 from typing import Sequence
@@ -19,6 +20,8 @@ from rag.index import lexical
 from rag.index.cache import EmbeddingCache
 from rag.index.embedders import Embedder, bulk_embedder, get_embedder
 from rag.index.lock import ingest_lock
+from rag.index.names import NAMES_FILE, NameIndex
+from rag.index.sentences import SENTENCES_FILE, SentenceIndex
 from rag.index.paths import IndexPaths
 from rag.index.records import StoredChunk, StoredDocument
 from rag.index.search import Retrieval, hybrid_search
@@ -41,6 +44,10 @@ class Index:
         self._embedder = embedder
         self._lexical: lexical.LexicalIndex | None = None
         self._lexical_version: int | None = None
+        self._names = NameIndex()
+        self._sentences = SentenceIndex()
+        self._sentence_vectors: dict = {}
+        self._cache: EmbeddingCache | bool | None = None
 
     # -- opening -------------------------------------------------------------------------------
     @classmethod
@@ -78,11 +85,37 @@ class Index:
         """The k best chunks for the query (k defaults to the setting), one per document."""
         k = self.settings.resolve_k(k)
         return hybrid_search(query, k, settings=self.settings, store=self.store, lexical=self.lexical(),
-                             embedder=self.embedder)
+                             embedder=self.embedder, names=self._names, sentences=self._sentences)
 
     def documents(self) -> dict[str, StoredDocument]:
         """Every stored document by id."""
         return self.store.documents()
+
+    def sentence_similarities(self, query_vector, sentences: list[str]):
+        """Cosine of each sentence to an embedded question; sentence vectors are cached by content.
+
+        The cache is the index's embedding cache (same model, same text, same vector); a
+        read-only index embeds without caching.
+        """
+        import numpy as np
+
+        from rag.clean import clean
+
+        if not sentences:
+            return np.zeros(0, dtype=np.float32)
+        known = self._sentence_vectors
+        missing = [s for s in sentences if s not in known]
+        fresh = dict(zip(missing, self._embed_cached([clean(s) for s in missing]))) if missing else {}
+        vectors = np.stack([known[s] if s in known else fresh[s] for s in sentences])
+        return vectors @ np.asarray(query_vector, dtype=np.float32)
+
+    def _sentence_cache(self) -> EmbeddingCache | None:
+        if self._cache is None:
+            try:
+                self._cache = EmbeddingCache(self.paths.embed_cache, self.embedder.name)
+            except Exception:  # noqa: BLE001 - sqlite3 on a read-only folder: embed without a cache
+                self._cache = False
+        return self._cache or None
 
     def document_chunks(self, doc_id: str) -> list[StoredChunk]:
         return self.store.document_chunks(doc_id)
@@ -115,7 +148,15 @@ class Index:
             except BusyError:
                 index = index if index is not None else lexical.LexicalIndex(None, [])
         self._lexical, self._lexical_version = index, lexical.version(self.paths.lexical)
+        self._names = NameIndex.load(self.paths.lexical)
+        self._sentences = SentenceIndex.load(self.paths.lexical)
+        self._sentence_vectors = self._sentences.vector_of()
         return index
+
+    def names(self) -> NameIndex:
+        """The names the corpus knows (loaded with, and as fresh as, the BM25 index)."""
+        self.lexical()
+        return self._names
 
     # -- writing -------------------------------------------------------------------------------
     def ingest(
@@ -186,17 +227,31 @@ class Index:
         (not only the count) catches that.
         """
         ids = lexical.stored_ids(self.paths.lexical)
-        if ids is None:
+        if ids is None or not all((self.paths.lexical / f).is_file() for f in (NAMES_FILE, SENTENCES_FILE)):
             return False
         dropped = set(gone)
         want = {cid for did, doc in stored.items() if did not in dropped for cid in doc.chunk_ids}
         return len(ids) == len(want) and set(ids) == want
 
     def _rebuild_lexical(self) -> int:
-        """Rebuild the BM25 index from every chunk in the store; return the chunk count."""
-        ids, texts = [], []
+        """Rebuild the BM25 and name indexes from every chunk in the store; return the chunk count."""
+        ids, texts, named, bodies = [], [], [], []
         for c in self.store.scan(text=True):
             ids.append(c.id)
             texts.append(((c.title or "") + " " + c.text).strip())
-        lexical.build(ids, texts, self.paths.lexical)
+            named.append((c.doc_id, f"{c.label} {c.title or ''} {c.text}"))
+            bodies.append((c.id, c.text))
+        names = NameIndex.build(named)
+        sentences = SentenceIndex.build(bodies, self._embed_cached)
+        lexical.build(ids, texts, self.paths.lexical, extra={NAMES_FILE: names.to_json(), **sentences.files()})
         return len(ids)
+
+    def _embed_cached(self, texts: list[str]):
+        """Passage vectors through the embedding cache (each text embedded once per model)."""
+        from rag.index.cache import embed_with_cache
+
+        try:
+            return embed_with_cache(texts, self.embedder.embed_passages, self._sentence_cache())[0]
+        except sqlite3.Error:  # a cache that cannot be written (read-only index): go on without it
+            self._cache = False
+            return self.embedder.embed_passages(texts)

@@ -77,8 +77,12 @@ class LexicalIndex:
         return [(self.chunk_ids[int(i)], float(s)) for i, s in zip(docs[0], scores[0]) if s > 0]
 
 
-def build(chunk_ids: Sequence[str], texts: Sequence[str], folder: Path) -> None:
-    """Build BM25 over texts and replace the index in `folder` atomically."""
+def build(chunk_ids: Sequence[str], texts: Sequence[str], folder: Path, *,
+          extra: dict[str, str | bytes] | None = None) -> None:
+    """Build BM25 over texts and replace the index in `folder` atomically.
+
+    `extra` files (name -> text) are written with it, so they always describe the same chunks.
+    """
     import bm25s
 
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -89,6 +93,9 @@ def build(chunk_ids: Sequence[str], texts: Sequence[str], folder: Path) -> None:
             corpus = [tokenize(t) or ["\u2205"] for t in texts]
             bm25.index(corpus, show_progress=False)
             bm25.save(str(tmp))
+        for name, content in (extra or {}).items():
+            data = content.encode("utf-8") if isinstance(content, str) else content
+            (tmp / name).write_bytes(data)
         (tmp / IDS_FILE).write_text(json.dumps(list(chunk_ids)), encoding="utf-8")
         old = folder.with_name(folder.name + ".old")
         if folder.exists():

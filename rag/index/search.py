@@ -7,10 +7,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from rag.config import Settings
 from rag.errors import UsageError
 from rag.index.embedders import Embedder
 from rag.index.lexical import LexicalIndex
+from rag.index.names import NameIndex
+from rag.index.sentences import SentenceIndex
 from rag.index.records import StoredChunk
 from rag.index.store import Store
 from rag.types import Hit
@@ -24,6 +28,11 @@ class Retrieval:
 
     hits: list[Hit]
     timings_ms: dict[str, float] = field(default_factory=dict)
+    # Distinctive names of the question the corpus knows -> the documents mentioning them
+    # (those documents rank first), and name-like words no document mentions.
+    named: dict[str, list[str]] = field(default_factory=dict)
+    unknown_names: list[str] = field(default_factory=list)
+    query_vector: np.ndarray | None = None
 
 
 def check_query(query: str) -> str:
@@ -44,8 +53,14 @@ def fuse(rankings: list[list[str]], rrf_k: int, weights: list[float] | None = No
 
 
 def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexical: LexicalIndex,
-                  embedder: Embedder) -> Retrieval:
-    """Return the k best chunks for the query, one per document, best first."""
+                  embedder: Embedder, names: NameIndex | None = None,
+                  sentences: SentenceIndex | None = None) -> Retrieval:
+    """Return the k best chunks for the query, one per document, best first.
+
+    Documents that mention a distinctive name of the question (a method or dataset the
+    question asks about) rank first: among thousands of abstracts, a close paper must not
+    answer for the one named. Their best chunk is fetched when fusion did not find it.
+    """
     query = check_query(query)
     n = max(settings.candidates, 3 * k)
     t0 = time.perf_counter()
@@ -57,22 +72,39 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     if bm25:  # weak BM25 matches (a shared common word) are noise, not evidence
         floor = settings.lexical_min_ratio * bm25[0][1]
         bm25 = [(cid, s) for cid, s in bm25 if s >= floor]
+    # Chunks by their closest sentence: a reworded question matches one sentence better than a
+    # whole abstract.
+    by_sentence = sentences.rank(qvec, n) if sentences is not None else []
     t3 = time.perf_counter()
 
     found: dict[str, StoredChunk] = {c.id: c for c, _ in dense}
-    missing = [cid for cid, _ in bm25 if cid not in found]
+    missing = list(dict.fromkeys(cid for cid, _ in [*bm25, *by_sentence] if cid not in found))
     found.update(store.get(missing))  # chunks deleted since the BM25 build drop out here
     cosine = {c.id: sim for c, sim in dense}
     lexical_scores = {cid: s for cid, s in bm25 if cid in found}
     fused = fuse(
-        [[c.id for c, _ in dense], [cid for cid, _ in bm25 if cid in found]],
+        [[c.id for c, _ in dense], [cid for cid, _ in bm25 if cid in found],
+         [cid for cid, _ in by_sentence if cid in found]],
         settings.rrf_k,
-        [1.0, settings.lexical_weight],
+        [1.0, settings.lexical_weight, settings.sentence_weight],
     )
+
+    named, unknown = names.lookup(query) if names is not None else ({}, [])
+    wanted = {d for docs in named.values() for d in docs}
+    ranked = sorted(fused, key=lambda c: (-fused[c], c))
+    if wanted:
+        have = {found[c].doc_id for c in ranked}
+        for did in sorted(wanted - have):  # named, but neither retriever proposed it
+            chunks = store.document_chunks(did)
+            if chunks:
+                found[chunks[0].id] = chunks[0]
+                fused[chunks[0].id] = 0.0
+                ranked.append(chunks[0].id)
+        ranked.sort(key=lambda c: found[c].doc_id not in wanted)  # stable: fused order within each group
 
     hits: list[Hit] = []
     seen: set[str] = set()
-    for cid in sorted(fused, key=lambda c: (-fused[c], c)):
+    for cid in ranked:
         chunk = found[cid]
         if chunk.doc_id in seen:
             continue
@@ -90,4 +122,5 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
         "lexical": (t3 - t2) * 1000,
         "fuse": (t4 - t3) * 1000,
     }
-    return Retrieval(hits=hits, timings_ms={key: round(v, 2) for key, v in timings.items()})
+    return Retrieval(hits=hits, timings_ms={key: round(v, 2) for key, v in timings.items()}, named=named,
+                     unknown_names=unknown, query_vector=qvec)

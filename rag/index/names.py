@@ -1,0 +1,100 @@
+"""Names the corpus knows: method, model, dataset and benchmark names found in the abstracts.
+
+A *name* is a token a reader recognises as a proper name rather than a word: mixed case inside
+the word (BraVE, RoboRefer, SnapViT), letters and digits together (T2I-R1, G1), or an acronym
+(QSHNN, DPO). Greek-prefixed names keep their prefix (ε-DPO). Plain capitalised words
+("Kungfu", "However") are not names.
+
+The index maps each name (case-folded) to the documents that mention it, so a question that
+names a paper can be answered from the abstracts that name it, and a question naming something
+no abstract mentions can be refused. A name mentioned by many documents ("LLM", "GPT-4") is not
+distinctive: it says what the question is about, not which paper.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+NAMES_FILE = "names.json"
+_EDGE_BEFORE = r"(?<![A-Za-z0-9_\-])"
+_EDGE_AFTER = r"(?![A-Za-z0-9_])"
+NAME = re.compile(
+    _EDGE_BEFORE
+    + r"(?:[α-ωΑ-Ω]-?)?"  # a Greek prefix: ε-DPO
+    + r"(?=[A-Za-z0-9\-]*(?:[a-z][A-Z]|[A-Z]{2}|[A-Za-z][0-9]|[0-9][A-Za-z]))"  # mixed case, acronym or digits
+    + r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"
+    + _EDGE_AFTER
+)
+# A name must have a letter, and pure numbers with a unit ("10B", "3D") are measurements.
+_MEASURE = re.compile(r"^\d+(?:\.\d+)?[A-Za-z]{1,2}$")
+# How many documents may mention a name for it still to pick out papers: 3, or 0.2% of the
+# corpus when that is more (5,000 abstracts: 10).
+MIN_DISTINCT_DOCS = 3
+DISTINCT_SHARE = 0.002
+
+
+def extract_names(text: str) -> set[str]:
+    """The name-like tokens of text, as written."""
+    out = set()
+    for m in NAME.finditer(text or ""):
+        name = m.group(0)
+        if _MEASURE.match(name) or not any(ch.isalpha() for ch in name):
+            continue
+        out.add(name)
+    return out
+
+
+@dataclass
+class NameIndex:
+    """Case-folded name -> ids of the documents mentioning it."""
+
+    docs: dict[str, list[str]] = field(default_factory=dict)
+    n_docs: int = 0
+
+    @classmethod
+    def build(cls, documents: Iterable[tuple[str, str]]) -> "NameIndex":
+        """Index (doc_id, text) pairs; a document may come in several pieces (chunks, title)."""
+        found: dict[str, set[str]] = {}
+        ids: set[str] = set()
+        for doc_id, text in documents:
+            ids.add(doc_id)
+            for name in extract_names(text):
+                found.setdefault(name.casefold(), set()).add(doc_id)
+        return cls({k: sorted(v) for k, v in found.items()}, len(ids))
+
+    @property
+    def max_docs(self) -> int:
+        """Most documents a distinctive name may appear in."""
+        return max(MIN_DISTINCT_DOCS, int(DISTINCT_SHARE * self.n_docs))
+
+    def lookup(self, question: str) -> tuple[dict[str, list[str]], list[str]]:
+        """Names of the question: (distinctive known name -> doc ids, names no document mentions)."""
+        named: dict[str, list[str]] = {}
+        unknown: list[str] = []
+        if not self.n_docs:  # no index of names (built by an older version): no judgement
+            return named, unknown
+        for name in sorted(extract_names(question)):
+            key = name.casefold()
+            docs = self.docs.get(key)
+            if docs is None and key.endswith("s") and name[:-1].isupper():
+                docs = self.docs.get(key[:-1])  # "LLMs" for "LLM"
+            if docs is None:
+                unknown.append(name)
+            elif len(docs) <= self.max_docs:
+                named[name] = docs
+        return named, unknown
+
+    def to_json(self) -> str:
+        return json.dumps({"n_docs": self.n_docs, "docs": self.docs}, ensure_ascii=False)
+
+    @classmethod
+    def load(cls, folder: Path) -> "NameIndex":
+        """The saved index, or an empty one (an index built before names were kept)."""
+        try:
+            data = json.loads((folder / NAMES_FILE).read_text(encoding="utf-8"))
+            return cls({str(k): list(v) for k, v in data["docs"].items()}, int(data["n_docs"]))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return cls()

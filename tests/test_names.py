@@ -1,0 +1,38 @@
+"""Names the corpus knows: extraction, distinctiveness, and retrieval of the named paper first."""
+from __future__ import annotations
+
+import rag
+from rag.index.names import NameIndex, extract_names
+
+
+def test_names_are_mixed_case_acronyms_or_letters_with_digits():
+    text = "We propose BraVE and RoboRefer, built on T2I-R1 and ε-DPO, run on a Unitree G1 with GPT-4 and LLMs."
+    assert extract_names(text) == {"BraVE", "RoboRefer", "T2I-R1", "ε-DPO", "G1", "GPT-4", "LLMs"}
+
+
+def test_plain_words_measurements_and_chinese_are_not_names():
+    assert extract_names("However, Kungfu and Transformers need 10B parameters and 3D scenes.") == set()
+    assert extract_names("XVerse 论文的作者是谁？") == {"XVerse"}
+
+
+def test_lookup_splits_distinctive_known_names_from_unknown_ones():
+    docs = [(f"d{i}", "We use an LLM.") for i in range(20)] + [("a", "We propose SnapViT."), ("b", "SnapViT is fast.")]
+    index = NameIndex.build(docs)
+    named, unknown = index.lookup("Does SnapViT beat AlphaFold on LLMs?")
+    assert named == {"SnapViT": ["a", "b"]}  # "LLM(s)": in 20 of 22 abstracts, not distinctive
+    assert unknown == ["AlphaFold"]
+
+
+def test_an_index_without_names_judges_nothing():
+    assert NameIndex().lookup("What does BraVE do?") == ({}, [])
+
+
+def test_a_named_paper_ranks_first_even_when_another_is_closer(seed_settings):
+    # Asked about RoboRefer's training cost: other abstracts talk more about GPU hours.
+    hits = rag.retrieve("How many GPU hours were needed to train RoboRefer?", settings=seed_settings)
+    assert hits[0].label == "RoboRefer"
+
+
+def test_a_detail_the_named_abstract_lacks_is_refused_with_the_paper_named(seed_settings):
+    ans = rag.answer("What learning rate was used to train T2I-R1?", settings=seed_settings)
+    assert ans.refused and ans.citations == [] and "T2I-R1 abstract does not state" in ans.text
