@@ -132,6 +132,7 @@ class Chat:
         self.history: list[Turn] = []
         self.last: Answer | None = None
         self.labels: list[str] = []
+        self._by_label: dict[str, str] = {}
         self._index: Any = None
         self._client: Any = None
 
@@ -142,6 +143,7 @@ class Chat:
             self._index = default_index(self.settings)  # RagError here ends the chat: nothing to ask
         docs = self._index.documents()
         self.labels = sorted({d.label for d in docs.values() if d.label})
+        self._by_label = {d.label: d.id for d in sorted(docs.values(), key=lambda d: d.id) if d.label}
         self.out.print(Text.assemble(
             ("rag chat", "bold"), f" · {len(docs)} abstracts · {self.mode} mode · k={self.k} — ",
             ("/help", "bold"), " for commands, ", ("/exit", "bold"), " or Ctrl-D to leave.",
@@ -243,6 +245,13 @@ class Chat:
         self.out.print(abstract_text(n, label, body or chunk_text, score=score, files=files, url=url, doc_id=doc_id))
 
     # -- questions ------------------------------------------------------------------------------
+    def abstract_of(self, label: str) -> str | None:
+        """The full abstract of the document with this label (for the follow-up rewrite)."""
+        doc_id = self._by_label.get(label)
+        if doc_id is None or self._index is None:
+            return None
+        return self._index.document_text(doc_id) or None
+
     def _llm(self) -> Any:
         if self._client is None:
             self._client = self.client_factory(self.settings.with_overrides(answer_mode="llm"))
@@ -253,9 +262,10 @@ class Chat:
         client = self._llm() if self.mode == "llm" else None
         if client is not None and self.history:
             with self.out.status("Rewriting the follow-up…"):
-                rw = rewrite(question, self.history, mode="llm", client=client, labels=self.labels)
+                rw = rewrite(question, self.history, mode="llm", client=client, labels=self.labels,
+                             abstract_of=self.abstract_of)
         else:
-            rw = rewrite(question, self.history, mode="offline", labels=self.labels)
+            rw = rewrite(question, self.history, mode="offline", labels=self.labels, abstract_of=self.abstract_of)
         if rw.changed:
             self.out.print(Text(f"↳ searching: {safe(rw.question)}", style="dim italic"))
         ans = self._answer(rw, client)
