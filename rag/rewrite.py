@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Collection, Sequence
 
+from rag.text import normalize_question
 from rag.types import Answer
 
 if TYPE_CHECKING:
@@ -226,7 +227,7 @@ def stands_alone(question: str, *, labels: Collection[str] = ()) -> str | None:
     - it has no back-reference, does not start like a follow-up and is longer than
       SHORT_FOLLOW_UP_WORDS words (CJK counted per two characters): it carries its own content.
     """
-    body = _LEADING_CONJUNCTION.sub("", " ".join(question.split()))
+    body = _LEADING_CONJUNCTION.sub("", normalize_question(question))
     if _NEW_TOPIC.search(body):
         return "asks the corpus for a paper"
     if _what_about(body, labels) is not None:
@@ -258,7 +259,7 @@ def rewrite_rule(
     about X (see `_swap_subject`; `abstract_of(label)` returns a label's abstract); a short
     follow-up gets the subject added ("… in RoboRefer?", "关于RoboRefer，…？").
     """
-    question = " ".join(question.split())
+    question = normalize_question(question)
     subject = current_subject(history)
     if not subject or not question:
         return Rewrite(question, question, "none")
@@ -325,7 +326,7 @@ def rewrite_llm(
     abstract_of: Callable[[str], str | None] | None = None,
 ) -> Rewrite:
     """Ask the model for a standalone question; fall back to the rule when its reply is unusable."""
-    question = " ".join(question.split())
+    question = normalize_question(question)
     if not history:
         return Rewrite(question, question, "none")
     reason = stands_alone(question, labels=labels)
