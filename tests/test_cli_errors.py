@@ -123,6 +123,15 @@ def test_first_use_builds_the_index_with_progress_on_stderr(tmp_path):
     assert "no index yet" not in again.stderr  # said once only
 
 
+def test_chat_first_use_says_it_builds_the_index(tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "one.txt").write_text(_paragraph("BraVE"), encoding="utf-8")
+    res = runner.invoke(app, ["chat"], input="What does BraVE do?\n/exit\n")
+    assert res.exit_code == 0, res.output
+    assert res.stderr.startswith("no index yet in ") and "building it from" in res.stderr
+    assert "1 abstracts" in res.stdout and "BraVE" in res.stdout
+
+
 # -- Ctrl-C ------------------------------------------------------------------------------------
 def test_ctrl_c_during_ingest_says_how_to_finish(tmp_path, monkeypatch):
     def interrupted(paths):
