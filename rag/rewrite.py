@@ -60,9 +60,11 @@ _NEW_TOPIC = re.compile(
 )
 # A definition of a bare noun phrase names a concept, not a part of the previous paper, whose
 # parts come with a determiner or a possessive ("what are the results?", "what is its speedup?").
+# The phrase has two words or more and does not start with a participle ("what is new?", "what
+# is used for training?" ask about the paper).
+_NOT_A_CONCEPT = r"(?!(?:the|its|their|this|that|these|those|it|they|them)\b)(?!\w+ed\b)"
 _DEFINITION = re.compile(
-    r"^(?:what|who)\s+(?:is|are)\s+(?!(?:the|its|their|this|that|these|those|it|they)\b)\w|"
-    r"^(?:explain|define|describe)\s+(?!(?:the|its|their|this|that|these|those|it|them)\b)\w",
+    rf"^(?:(?:what|who)\s+(?:is|are)|explain|define|describe)\s+(?:an?\s+)?{_NOT_A_CONCEPT}\w+[\s-]+\w",
     re.I,
 )
 # Method-like names (BraVE, T2I-R1, ε-DPO): a capital or digit inside the word. Letters and digits
@@ -222,8 +224,9 @@ def stands_alone(question: str, *, labels: Collection[str] = ()) -> str | None:
       its subject is the paper it asks for, and its pronouns refer to that paper;
     - it names a method or a known label before any back-reference: it is about that name
       ("what does BraVE do and how fast is it?");
-    - it asks for the definition of a bare noun phrase ("what is tactile sensing?"): a concept,
-      whereas the parts of a paper come with a determiner ("what are the results?");
+    - it asks for the definition of a bare noun phrase of two words or more ("what is tactile
+      sensing?"): a concept, whereas the parts of a paper come with a determiner ("what are the
+      results?") and "what is new?" asks about the paper;
     - it has no back-reference, does not start like a follow-up and is longer than
       SHORT_FOLLOW_UP_WORDS words (CJK counted per two characters): it carries its own content.
     """

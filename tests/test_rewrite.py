@@ -31,6 +31,8 @@ def _answer(*cites: tuple[int, str], refused: bool = False) -> Answer:
         ("What dataset does the paper introduce?", "What dataset does RoboRefer introduce?"),
         ("does it beat Gemini?", "Does RoboRefer beat Gemini?"),
         ("what about the results?", "What about the results in RoboRefer?"),
+        ("what is new?", "What is new in RoboRefer?"),  # no noun phrase: a question about the paper
+        ("what is used for training?", "What is used for training in RoboRefer?"),
         ("Who are the authors?", "Who are the authors in RoboRefer?"),
         ("and BraVE?", "What does BraVE do?"),
         ("what about OMiSO?", "What does OMiSO do?"),
@@ -146,6 +148,7 @@ def test_clean_reply(reply, expected):
         ("用QSHNN做旋转估计效果如何？", "names its own subject"),
         ("What is tactile sensing?", "definition"),
         ("Explain reward modelling", "definition"),
+        ("What are diffusion models?", "definition"),
         ("视频生成模型如何评估物理常识和时间一致性？", "own content words"),
         ("How do diffusion transformers keep multiple subjects editable?", "own content words"),
     ],
