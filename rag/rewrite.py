@@ -42,9 +42,9 @@ _DEMONSTRATIVE = re.compile(
     r"(?:this|that)\b(?!\s+(?:the|a|an)\b)",
     re.I,
 )
-# Chinese back-references: 它/它们 ("it/they") and 这篇论文/该方法 ("this paper", "that method").
+# Chinese back-references: 它/它们 ("it/they"; not 其它, "other") and 这篇论文/该方法 ("this paper").
 _CJK_REFERENCE = re.compile(
-    r"(?:这|该|此|那)(?:篇|个|项|种|一)?(?:论文|文章|方法|模型|工作|研究|框架|算法|系统)|它们|它"
+    r"(?:这|该|此|那)(?:篇|个|项|种|一)?(?:论文|文章|方法|模型|工作|研究|框架|算法|系统)|(?<!其)它们?"
 )
 _LEADING_CONJUNCTION = re.compile(r"^(?:and|also|but|so|then|ok(?:ay)?|well)\b[\s,]*", re.I)
 _WHAT_ABOUT = re.compile(r"^(?:(?:what|how)\s+about|and|also|now)\s+", re.I)

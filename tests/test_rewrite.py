@@ -150,6 +150,8 @@ def test_clean_reply(reply, expected):
         ("Explain reward modelling", "definition"),
         ("What are diffusion models?", "definition"),
         ("视频生成模型如何评估物理常识和时间一致性？", "own content words"),
+        ("其它机器人论文如何利用触觉信号？", "own content words"),  # 其它 ("other") is not 它 ("it")
+        ("强化学习中其它的奖励建模方式有什么优缺点？", "own content words"),
         ("How do diffusion transformers keep multiple subjects editable?", "own content words"),
     ],
 )
