@@ -219,7 +219,6 @@ def ask(
     conversation = new_conversation()
     try:
         from rag import answer
-
         from rag.index.search import check_query
 
         question = _read_question(question)
@@ -263,8 +262,9 @@ def _continue(question: str, settings, log, conversation: str):
     try:
         entries = log.last_conversation()
     except RagError as e:
-        _warn(f"warning: {e}; answering without the conversation")
-        entries = []
+        log.broken = True  # one warning: this answer is not logged either
+        _warn(f"warning: {e}; answering without the conversation, and not logging (hint: {e.hint})")
+        return question, None, conversation
     if not entries:
         _warn("note: the answer log holds no earlier answer; this starts a new conversation")
         return question, None, conversation

@@ -162,6 +162,7 @@ def test_a_broken_log_never_breaks_answering(seed_settings, tmp_path, monkeypatc
     assert res.stderr.count("cannot write the answer log") == 1 and "hint:" in res.stderr
     res = runner.invoke(app, ["ask", "-c", "what dataset did it use?"])
     assert res.exit_code == 0 and "answering without the conversation" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1  # one warning, not one per use of the log
     res = runner.invoke(app, ["log"])
     assert res.exit_code == 5 and "cannot read the answer log" in res.stderr and "hint:" in res.stderr
 
