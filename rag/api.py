@@ -27,6 +27,15 @@ def _key(settings: Settings) -> tuple:
     return (settings.index_dir, settings.chroma_url, settings.model_dump_json())
 
 
+def needs_build(settings: Settings | None = None) -> bool:
+    """True when the next `default_index(settings)` will build the index from `data_dir`.
+
+    Clients call it to tell the user before a first build (tens of seconds of embedding).
+    """
+    settings = settings or get_settings()
+    return _key(settings) not in _OPEN and Index.missing(settings)
+
+
 def default_index(settings: Settings | None = None, *, build_missing: bool = True,
                   progress: Progress | None = None) -> Index:
     """The index for these settings, built from `data_dir` first when none exists yet."""

@@ -14,9 +14,10 @@ from rich.console import Console
 from rich.text import Text
 
 from rag.answering import resolve_mode
-from rag.api import answer, default_index
+from rag.api import answer, default_index, needs_build
 from rag.config import Settings
-from rag.errors import RagError, UsageError
+from rag.errors import ConfigError, RagError, UsageError
+from rag.history import AnswerLog, new_conversation
 from rag.llm import OpenAIChatClient
 from rag.render import abstract_text, cited_markdown, safe, sources_text
 from rag.rewrite import Rewrite, Turn, rewrite
@@ -118,6 +119,7 @@ class Chat:
         client_factory: Callable[[Settings], Any] = _default_client,
         prompt: str = "› ",
         verbose: bool = False,
+        log: AnswerLog | None = None,
     ) -> None:
         self.settings = settings
         self.read = read
@@ -132,16 +134,19 @@ class Chat:
         self.history: list[Turn] = []
         self.last: Answer | None = None
         self.labels: list[str] = []
+        self._by_label: dict[str, str] = {}
         self._index: Any = None
         self._client: Any = None
+        self.log = log or AnswerLog(None)
+        self.conversation = new_conversation()
 
     # -- the loop -------------------------------------------------------------------------------
     def run(self) -> int:
         """Open the index, greet, then read and handle lines until /exit, Ctrl-D or Ctrl-C."""
-        with self.out.status("Opening the index…"):
-            self._index = default_index(self.settings)  # RagError here ends the chat: nothing to ask
+        self._index = self._open_index()  # RagError here ends the chat: nothing to ask
         docs = self._index.documents()
         self.labels = sorted({d.label for d in docs.values() if d.label})
+        self._by_label = {d.label: d.id for d in sorted(docs.values(), key=lambda d: d.id) if d.label}
         self.out.print(Text.assemble(
             ("rag chat", "bold"), f" · {len(docs)} abstracts · {self.mode} mode · k={self.k} — ",
             ("/help", "bold"), " for commands, ", ("/exit", "bold"), " or Ctrl-D to leave.",
@@ -154,6 +159,24 @@ class Chat:
                 return 0
             if not self.handle(line):
                 return 0
+
+    def _open_index(self) -> Any:
+        """Open the index; a first use builds it from the data folder, with its progress shown."""
+        if not needs_build(self.settings):
+            with self.out.status("Opening the index…"):
+                return default_index(self.settings)
+        labels = {"parse": "reading files", "embed": "embedding chunks", "lexical": "building BM25"}
+        announced: list[bool] = []
+        with self.out.status("Reading the data folder…") as status:
+            def progress(stage: str, done: int, total: int) -> None:
+                if not announced and not (stage == "parse" and done < total):  # the files were found
+                    announced.append(True)
+                    self.err.print(Text(f"no index yet in {self.settings.index_dir}: building it from "
+                                        f"{self.settings.data_dir} (first use only)…", style="dim"), soft_wrap=True)
+                count = f" {done}/{total}" if stage == "embed" and total else ""
+                status.update(f"Building the index: {labels.get(stage, stage)}{count}…")
+
+            return default_index(self.settings, progress=progress)
 
     def handle(self, line: str) -> bool:
         """Handle one input line; return False when the user leaves."""
@@ -200,6 +223,7 @@ class Chat:
         elif name == "/reset":
             self.history.clear()
             self.last = None
+            self.conversation = new_conversation()
             self.out.print(Text("conversation cleared", style="dim"))
         else:
             raise UsageError(f"unknown command {name}", hint="/help lists the commands")
@@ -210,7 +234,7 @@ class Chat:
         if mode not in ("offline", "llm"):
             raise UsageError(f"/mode takes offline or llm, got {arg!r}" if arg else "/mode takes offline or llm")
         if mode == "llm":
-            self._client = self.client_factory(self.settings.with_overrides(answer_mode="llm"))
+            self._client = self._make_client()
         self.mode = mode
         self.out.print(Text(f"{mode} mode", style="dim"))
 
@@ -243,9 +267,25 @@ class Chat:
         self.out.print(abstract_text(n, label, body or chunk_text, score=score, files=files, url=url, doc_id=doc_id))
 
     # -- questions ------------------------------------------------------------------------------
+    def abstract_of(self, label: str) -> str | None:
+        """The full abstract of the document with this label (for the follow-up rewrite)."""
+        doc_id = self._by_label.get(label)
+        if doc_id is None or self._index is None:
+            return None
+        return self._index.document_text(doc_id) or None
+
+    def _make_client(self) -> Any:
+        """The LLM client; an unconfigured LLM's hint names the chat's own command."""
+        try:
+            return self.client_factory(self.settings.with_overrides(answer_mode="llm"))
+        except ConfigError as e:
+            if e.hint and "--mode offline" in e.hint:
+                e.hint = e.hint.replace("--mode offline", "/mode offline")
+            raise
+
     def _llm(self) -> Any:
         if self._client is None:
-            self._client = self.client_factory(self.settings.with_overrides(answer_mode="llm"))
+            self._client = self._make_client()
         return self._client
 
     def ask(self, question: str) -> None:
@@ -253,14 +293,16 @@ class Chat:
         client = self._llm() if self.mode == "llm" else None
         if client is not None and self.history:
             with self.out.status("Rewriting the follow-up…"):
-                rw = rewrite(question, self.history, mode="llm", client=client, labels=self.labels)
+                rw = rewrite(question, self.history, mode="llm", client=client, labels=self.labels,
+                             abstract_of=self.abstract_of)
         else:
-            rw = rewrite(question, self.history, mode="offline", labels=self.labels)
+            rw = rewrite(question, self.history, mode="offline", labels=self.labels, abstract_of=self.abstract_of)
         if rw.changed:
             self.out.print(Text(f"↳ searching: {safe(rw.question)}", style="dim italic"))
         ans = self._answer(rw, client)
         self.last = ans
         self.history.append(Turn.from_answer(question, rw.question, ans))
+        self.log.record(ans, question=rw.original, conversation=self.conversation)
         self.out.print(sources_text(ans, width=max(40, self.out.width - 6)))
         if ans.mode == "llm":
             tokens = ans.usage.get("total_tokens")

@@ -30,26 +30,107 @@ def _fail(err: RagError) -> None:
 
 # CLI spellings of settings, so a bad value names the flag the user typed.
 FLAGS = {"k": "-k", "answer_mode": "--mode", "llm_model": "--model", "openai_base_url": "--base-url"}
+FLAG_HINTS = {
+    "--mode": "--mode offline quotes the abstracts, --mode llm uses OPENAI_API_KEY or OPENAI_BASE_URL, "
+              "--mode auto picks llm when one is set",
+}
 
 
 def _settings(**overrides):
     from rag.config import get_settings
+    from rag.errors import UsageError
 
-    return get_settings(flag_names=FLAGS, **overrides)
+    try:
+        return get_settings(flag_names=FLAGS, **overrides)
+    except UsageError as e:
+        flag = str(e).split(" ", 1)[0]
+        if e.hint is None and flag in FLAG_HINTS:
+            e.hint = FLAG_HINTS[flag]
+        raise
+
+
+def _verbose(value: bool) -> bool:
+    if value:
+        _state["verbose"] = True
+    return value
+
+
+# -v works before the command (`rag -v ask`) and after it (`rag ask "x" -v`).
+VERBOSE = typer.Option(False, "-v", "--verbose", help="Show error details.", callback=_verbose, is_eager=True)
 
 
 @app.callback()
 def _root(verbose: bool = typer.Option(False, "-v", "--verbose", help="Show error details.")) -> None:
-    _state["verbose"] = verbose
+    _state["verbose"] = verbose  # a command's own -v (VERBOSE) may turn it on after this
+
+
+def _warn(message: str) -> None:
+    from rag.render import safe
+
+    typer.echo(safe(message), err=True)
+
+
+def _stage_lines():
+    """A progress callback for a non-terminal stderr: one line when a stage starts."""
+    started: set[str] = set()
+    labels = {"parse": "read the files", "embed": "embedding {total} chunks", "lexical": "building BM25"}
+
+    def update(stage: str, done: int, total: int) -> None:
+        if stage not in started and (stage != "embed" or total):
+            started.add(stage)
+            typer.echo(f"  {labels.get(stage, stage).format(total=total)}…", err=True)
+
+    return update
+
+
+def _open_index(settings):
+    """The default index; a first use builds it from the data folder, with progress on stderr."""
+    import time
+
+    from rag.api import default_index, needs_build
+    from rag.progress import progress_bar
+
+    if not needs_build(settings):
+        return default_index(settings)
+    started = time.perf_counter()
+    announced: list[bool] = []
+
+    def announce_then(target):
+        # Said once the files are read, so a missing or empty data folder is one error line.
+        def update(stage: str, done: int, total: int) -> None:
+            if not announced:
+                if stage == "parse" and done < total:
+                    return
+                announced.append(True)
+                typer.echo(f"no index yet in {settings.index_dir}: building it from {settings.data_dir} "
+                           "(first use only; later questions start at once)…", err=True)
+            if stage != "parse":
+                target(stage, done, total)
+
+        return update
+
+    tty = sys.stderr.isatty()
+    try:
+        with progress_bar(enabled=tty) as bar:
+            index = default_index(settings, progress=announce_then(bar if tty else _stage_lines()))
+    except KeyboardInterrupt:
+        typer.echo("interrupted; run `rag ingest` to finish building the index", err=True)
+        raise typer.Exit(130) from None
+    typer.echo(f"index built in {time.perf_counter() - started:.0f}s", err=True)
+    return index
 
 
 @app.command()
 def ingest(
     paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders (default: the data folder)."),
-    rebuild: bool = typer.Option(False, "--rebuild", help="Drop the index for these settings and build it anew."),
+    rebuild: bool = typer.Option(
+        False, "--rebuild",
+        help="Rebuild the index for these settings from these paths and every file ingested earlier that "
+             "still exists (a damaged or outdated index is fixed this way; nothing is dropped)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for a running ingest (default) or exit 6."),
+    verbose: bool = VERBOSE,
 ) -> None:
     """Parse, clean, de-duplicate, chunk and embed abstracts into the index."""
     try:
@@ -69,15 +150,44 @@ def ingest(
                 report = run_ingest(paths or None, settings=settings, rebuild=rebuild, progress=progress)
     except RagError as e:
         _fail(e)
+    except KeyboardInterrupt:
+        # Finished batches are stored and the next run embeds only what is missing.
+        again = " ".join(["rag ingest", *(str(p) for p in paths or [])])
+        typer.echo(f"interrupted; run `{again}` again to finish", err=True)
+        raise typer.Exit(130) from None
     if as_json:
         _emit_json(report.to_dict())
-    else:
-        typer.echo(format_report(report), err=True, nl=False)
+        return
+    typer.echo(format_report(report), err=True, nl=False)
+    _report_rebuild(report)
+
+
+def _report_rebuild(report) -> None:
+    """Say which earlier files `--rebuild` read again and which it could not (they are gone)."""
+    from rag.render import safe
+
+    def names(files: list[str]) -> str:
+        shown = ", ".join(safe(f) for f in files[:5])
+        return shown + (f", … ({len(files)} files)" if len(files) > 5 else "")
+
+    if report.kept_sources:
+        typer.echo(f"Kept {len(report.kept_sources)} file(s) ingested earlier from other paths (read again): "
+                   f"{names(report.kept_sources)}", err=True)
+    if report.dropped_sources:
+        typer.echo(f"Dropped {len(report.dropped_sources)} file(s) ingested earlier that no longer exist: "
+                   f"{names(report.dropped_sources)}", err=True)
+
+
+def _read_question(question: str) -> str:
+    """`-` reads the question from stdin (all of it: a question may span lines)."""
+    if question != "-":
+        return question
+    return sys.stdin.read()
 
 
 @app.command()
 def ask(
-    question: str = typer.Argument(..., help="The question, in quotes."),
+    question: str = typer.Argument(..., help="The question, in quotes; `-` reads it from stdin."),
     k: Optional[int] = typer.Option(None, "-k", help="Number of documents to retrieve."),
     mode: Optional[str] = typer.Option(None, "--mode", help="offline, llm or auto."),
     model: Optional[str] = typer.Option(None, "--model", help="LLM model name (RAG_LLM_MODEL)."),
@@ -87,9 +197,14 @@ def ask(
     stream: Optional[bool] = typer.Option(
         None, "--stream/--no-stream", help="Stream LLM tokens (default: when stdout is a terminal)."
     ),
+    continue_: bool = typer.Option(
+        False, "-c", "--continue",
+        help="Continue the last conversation in the answer log: a follow-up is rewritten from it."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (never streamed)."),
+    verbose: bool = VERBOSE,
 ) -> None:
     """Answer a question with citations to the abstracts."""
+    from rag.history import AnswerLog, new_conversation
     from rag.render import safe
 
     streamed: list[str] = []
@@ -100,11 +215,20 @@ def ask(
         sys.stdout.flush()
 
     live = not as_json and (stream if stream is not None else sys.stdout.isatty())
+    log = AnswerLog.default(warn=_warn)
+    conversation = new_conversation()
     try:
         from rag import answer
+        from rag.index.search import check_query
 
+        question = _read_question(question)
         settings = _settings(answer_mode=mode, llm_model=model, openai_base_url=base_url, k=k)
-        ans = answer(question, settings=settings, on_token=show if live else None)
+        check_query(question)
+        _open_index(settings)
+        searched, client = question, None
+        if continue_:
+            searched, client, conversation = _continue(question, settings, log, conversation)
+        ans = answer(searched, settings=settings, on_token=show if live else None, llm=client)
     except RagError as e:
         if streamed:  # the tokens on screen are not an answer: say so where they were printed
             from rag.errors import ProviderStreamError
@@ -112,10 +236,57 @@ def ask(
             why = "the stream was interrupted" if isinstance(e, ProviderStreamError) else "it could not be checked"
             typer.echo(f"\n(answer incomplete: {why})")
         _fail(e)
+    log.record(ans, question=" ".join(question.split()), conversation=conversation)
     if as_json:
-        _emit_json(ans.to_dict())
+        _emit_json({**ans.to_dict(), "asked": " ".join(question.split()), "conversation": conversation})
         return
     _print_answer(ans, "".join(streamed))
+
+
+def _continue(question: str, settings, log, conversation: str):
+    """Rewrite `question` as a follow-up of the log's last conversation.
+
+    Returns the question to search, the LLM client (LLM mode) and the conversation id. A
+    log that is off is a usage error; an empty or unreadable one leaves the question as it is.
+    """
+    from rag.answering import resolve_mode
+    from rag.api import default_index
+    from rag.errors import UsageError
+    from rag.history import LOG_ENV
+    from rag.render import safe
+    from rag.rewrite import Turn, rewrite
+
+    if not log.enabled:
+        raise UsageError(f"-c continues the last conversation of the answer log, which is off ({LOG_ENV}=off)",
+                         hint=f"unset {LOG_ENV} (or set it to a file) to keep a log")
+    try:
+        entries = log.last_conversation()
+    except RagError as e:
+        log.broken = True  # one warning: this answer is not logged either
+        _warn(f"warning: {e}; answering without the conversation, and not logging (hint: {e.hint})")
+        return question, None, conversation
+    if not entries:
+        _warn("note: the answer log holds no earlier answer; this starts a new conversation")
+        return question, None, conversation
+    history = [Turn(question=e.question, standalone=e.searched, answer=e.answer, subject=e.subject,
+                    cited=[c.get("label") or c.get("title") or "" for c in e.citations]) for e in entries]
+    index = default_index(settings)
+    docs = index.documents()
+    by_label = {d.label: d.id for d in sorted(docs.values(), key=lambda d: d.id) if d.label}
+
+    def abstract_of(label: str) -> str | None:
+        return index.document_text(by_label[label]) if label in by_label else None
+
+    client = None
+    if resolve_mode(settings) == "llm":
+        from rag.llm import OpenAIChatClient
+
+        client = OpenAIChatClient(settings)
+    rw = rewrite(question, history, mode="llm" if client else "offline", client=client,
+                 labels=sorted(by_label), abstract_of=abstract_of)
+    if rw.changed:
+        typer.echo(f"↳ searching: {safe(rw.question)}", err=True)
+    return rw.question, client, entries[-1].conversation
 
 
 def _print_answer(ans, streamed: str) -> None:
@@ -143,13 +314,18 @@ def search(
     query: str = typer.Argument(..., help="What to look for."),
     k: Optional[int] = typer.Option(None, "-k", help="Number of documents."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list of hits."),
+    verbose: bool = VERBOSE,
 ) -> None:
     """Show the retrieved chunks for a query, without composing an answer."""
     try:
         from rag import retrieve
+        from rag.index.search import check_query
         from rag.render import format_hits
 
-        hits = retrieve(query, settings=_settings(k=k))
+        settings = _settings(k=k)
+        check_query(query)
+        _open_index(settings)
+        hits = retrieve(query, settings=settings)
     except RagError as e:
         _fail(e)
     if as_json:
@@ -159,7 +335,10 @@ def search(
 
 
 @app.command()
-def sources(as_json: bool = typer.Option(False, "--json", help="Print a JSON list of documents.")) -> None:
+def sources(
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list of documents."),
+    verbose: bool = VERBOSE,
+) -> None:
     """List the indexed documents with their labels and source files."""
     try:
         from rag import Index
@@ -193,11 +372,14 @@ def chat(
         True, "--history/--no-history",
         help="Keep input history in $XDG_STATE_HOME/rag/chat_history (or RAG_CHAT_HISTORY).",
     ),
+    verbose: bool = VERBOSE,
 ) -> None:
     """Chat with the abstracts: follow-up questions, sources and /commands (/help lists them)."""
     from rich.console import Console
+    from rich.text import Text
 
     from rag.chat import Chat, LineReader, history_path
+    from rag.history import AnswerLog
 
     reader = None
     try:
@@ -208,8 +390,10 @@ def chat(
         else:
             read = _read_piped
         out = Console(highlight=False)
+        err = Console(stderr=True, highlight=False)
         prompt = "\001\x1b[1;36m\002›\001\x1b[0m\002 " if out.is_terminal and not out.no_color else "› "
-        code = Chat(settings, read=read, console=out, err_console=Console(stderr=True, highlight=False),
+        log = AnswerLog.default(warn=lambda message: err.print(Text(message, style="yellow"), soft_wrap=True))
+        code = Chat(settings, read=read, console=out, err_console=err, log=log,
                     prompt=prompt if reader else "", verbose=_state["verbose"]).run()
     except RagError as e:
         _fail(e)
@@ -217,6 +401,58 @@ def chat(
         if reader is not None:
             reader.close()
     raise typer.Exit(code)
+
+
+@app.command("log")
+def log_command(
+    n: int = typer.Option(10, "-n", "--count", help="How many of the latest answers (0: all)."),
+    query: Optional[str] = typer.Option(None, "-q", "--query", help="Only answers whose question or text has this."),
+    markdown: bool = typer.Option(False, "--markdown", help="Print Markdown: each answer with its references."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list of entries."),
+    path: bool = typer.Option(False, "--path", help="Print where the log is and exit."),
+    verbose: bool = VERBOSE,
+) -> None:
+    """List, search or export the answer log (every `rag ask` and `rag chat` answer)."""
+    from rag.errors import UsageError
+    from rag.history import LOG_ENV, AnswerLog, to_markdown
+    from rag.render import safe
+
+    log = AnswerLog.default()
+    try:
+        if n < 0:
+            raise UsageError(f"-n must be 0 (all) or more, got {n}")
+        if path:
+            typer.echo(str(log.path) if log.enabled else f"off ({LOG_ENV}=off)")
+            return
+        if not log.enabled:
+            typer.echo(f"the answer log is off ({LOG_ENV}=off)", err=True)
+            return
+        entries = log.recent(n, search=query)
+    except RagError as e:
+        _fail(e)
+    if as_json:
+        _emit_json([e.to_dict() for e in entries])
+        return
+    if not entries:
+        what = f"no logged answer matches {query!r}" if query else "no answers logged yet"
+        typer.echo(f"{safe(what)} (log: {log.path})", err=True)
+        return
+    if markdown:
+        typer.echo(to_markdown(entries, clean=safe), nl=False)
+        return
+    for e in entries:
+        stamp = e.time.replace("T", " ").replace("Z", "")
+        model = f" {safe(e.model)}" if e.model else ""
+        typer.echo(f"#{e.id}  {stamp}  {e.mode}{model}  conversation {e.conversation}")
+        typer.echo(f"  Q: {safe(e.question)}")
+        if e.rewritten:
+            typer.echo(f"  ↳ searched: {safe(e.searched)}")
+        answer = " ".join(safe(e.answer).split())
+        typer.echo(f"  A: {answer if len(answer) <= 300 else answer[:299] + '…'}")
+        if e.citations:
+            cites = ", ".join(f"[{c.get('n')}] {safe(c.get('label') or c.get('title') or '')}" for c in e.citations)
+            typer.echo(f"  cites: {cites}")
+        typer.echo("")
 
 
 def _read_piped(prompt: str) -> str:
@@ -228,7 +464,10 @@ def _read_piped(prompt: str) -> str:
 
 
 @app.command()
-def doctor(as_json: bool = typer.Option(False, "--json", help="Print the checks as JSON.")) -> None:
+def doctor(
+    as_json: bool = typer.Option(False, "--json", help="Print the checks as JSON."),
+    verbose: bool = VERBOSE,
+) -> None:
     """Check the index, the models, the LLM endpoint and that nothing reaches the network."""
     from rag.doctor import exit_code, run_checks
 
@@ -252,7 +491,10 @@ app.add_typer(config_app, name="config")
 
 
 @config_app.command("show")
-def config_show(as_json: bool = typer.Option(False, "--json", help="Print settings and origins as JSON.")) -> None:
+def config_show(
+    as_json: bool = typer.Option(False, "--json", help="Print settings and origins as JSON."),
+    verbose: bool = VERBOSE,
+) -> None:
     """Print the effective settings and where each came from (secrets masked)."""
     try:
         from rag.config import load_settings

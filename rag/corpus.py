@@ -96,6 +96,17 @@ def _record_from_obj(obj: object, source: str, line: int | None, problems: list[
     return Record(text=body.strip(), source=source, line=line, meta=meta)
 
 
+def _json_problem(e: json.JSONDecodeError, *, with_line: bool) -> str:
+    """Describe a JSON error in whole words, with where it is ("... starting at" needs its column)."""
+    msg = e.msg[:1].lower() + e.msg[1:]
+    if msg.endswith(" at"):
+        msg = msg[: -len(" at")]
+    where = f"line {e.lineno} column {e.colno}" if with_line else f"column {e.colno}"
+    cut = msg.startswith("unterminated") or e.pos >= len(e.doc.rstrip())
+    ended = " (the text ends too early: cut short?)" if cut else ""
+    return f"malformed JSON: {msg} at {where}{ended}"
+
+
 def parse_jsonl(text: str, source: str, problems: list[Problem]) -> Iterator[Record]:
     for i, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
@@ -103,7 +114,7 @@ def parse_jsonl(text: str, source: str, problems: list[Problem]) -> Iterator[Rec
         try:
             obj = json.loads(raw)
         except json.JSONDecodeError as e:
-            problems.append(Problem(source, f"malformed JSON ({e.msg})", i))
+            problems.append(Problem(source, _json_problem(e, with_line=False), i))
             continue
         rec = _record_from_obj(obj, source, i, problems)
         if rec:
@@ -114,7 +125,7 @@ def parse_json(text: str, source: str, problems: list[Problem]) -> Iterator[Reco
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        problems.append(Problem(source, f"malformed JSON ({e.msg})", e.lineno))
+        problems.append(Problem(source, _json_problem(e, with_line=True), e.lineno))
         return
     items = data if isinstance(data, list) else data.get("papers", data.get("documents")) if isinstance(data, dict) else None
     if items is None and isinstance(data, dict):
@@ -180,10 +191,32 @@ def find_files(paths: Iterable[Path]) -> list[Path]:
     return sorted(set(out), key=str)
 
 
+def _nothing_supported(paths: list[Path], files: list[Path]) -> UsageError:
+    """The error for paths that hold no file of a supported type, naming what was skipped."""
+    skipped = list(files)
+    for p in paths:
+        if p.is_dir():
+            skipped += sorted(f for f in p.rglob("*") if f.is_file()
+                              and not any(part.startswith(".") for part in f.relative_to(p).parts))
+    where = ", ".join(str(p) for p in paths)
+    names = ", ".join(f.name for f in skipped[:5]) + (f", … ({len(skipped)} files)" if len(skipped) > 5 else "")
+    what = f"skipped {names}" if skipped else "no files found"
+    kinds = ", ".join(SUPPORTED[:-1]) + f" or {SUPPORTED[-1]}"
+    return UsageError(f"nothing to ingest in {where}: no {kinds} file ({what})",
+                      hint="abstracts are read from .txt (one per paragraph) or .jsonl/.json/.csv records with an "
+                           "`abstract` field; convert other files first")
+
+
 def read_corpus(paths: Iterable[Path]) -> Corpus:
-    """Parse every file under `paths` into unique documents, remembering all their sources."""
+    """Parse every file under `paths` into unique documents, remembering all their sources.
+
+    Paths holding no file of a supported type are a usage error naming what was skipped.
+    """
     problems: list[Problem] = []
-    files = find_files(list(paths))
+    paths = list(paths)
+    files = find_files(paths)
+    if not any(f.suffix.lower() in SUPPORTED for f in files):
+        raise _nothing_supported(paths, files)
     by_id: dict[str, Document] = {}
     for path in files:
         if path.suffix.lower() not in SUPPORTED:

@@ -4,11 +4,13 @@ One definition each, imported by the runtime, the renderer and the eval alike:
 - `split_sentences`: sentence spans of abstract or answer text;
 - `UNSAFE` / `strip_unsafe` / `safe`: characters a terminal or prompt must never receive
   (C0/C1 controls except tab and newline, bidi overrides) and ANSI escape sequences;
-- `redact` / `mask_url`: secrets and URL passwords removed from anything shown.
+- `redact` / `mask_url`: secrets and URL passwords removed from anything shown;
+- `normalize_question`: a question as retrieval and the answerers must see it.
 """
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # -- sentences ---------------------------------------------------------------------------------
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|et al|vs|cf|Fig|Eq|Sec|resp|approx|etc|No|Dr|Prof)\.|\b[A-Z]\.)$")
@@ -56,6 +58,21 @@ def one_line(text: str, width: int = 300) -> str:
     """Collapse text to one safe line of at most `width` characters (for messages)."""
     line = " ".join(UNSAFE.sub(" ", _ANSI.sub("", text or "")).split())
     return line if len(line) <= width else line[: width - 1] + "\u2026"
+
+
+# -- questions -----------------------------------------------------------------------------------
+def normalize_question(text: str) -> str:
+    """Return the question in NFKC form, without format characters, whitespace collapsed.
+
+    Format characters (Unicode category Cf: soft hyphen, zero-width space/joiner/non-joiner,
+    word joiner, BOM, bidi marks) are invisible and never part of a word, yet they split
+    "Robo\u00adRefer" into two tokens that match nothing; NFKC folds full-width letters and
+    compatibility forms ("ＲｏｂｏＲｅｆｅｒ", "ﬁ") into the characters the abstracts use.
+    Control characters become spaces.
+    """
+    text = "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in text
+                   if unicodedata.category(ch) != "Cf")
+    return " ".join(unicodedata.normalize("NFKC", text).split())
 
 
 # -- secrets -------------------------------------------------------------------------------------

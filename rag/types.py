@@ -141,6 +141,8 @@ class IngestReport:
     documents: int = 0
     skipped: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
+    kept_sources: list[str] = field(default_factory=list)  # --rebuild: files from earlier ingests, read again
+    dropped_sources: list[str] = field(default_factory=list)  # --rebuild: files from earlier ingests, now gone
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -21,12 +21,17 @@ _SCRUB = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "RAG_CONFIG")
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path, monkeypatch):
-    """Point the index and data folders at tmp_path and clear provider settings."""
+    """Point the index, data and state folders at tmp_path and clear provider settings.
+
+    XDG_STATE_HOME holds the answer log (`RAG_LOG` unset: its default place is tested) and the
+    chat's input history, so no test writes to the user's home.
+    """
     for name in list(os.environ):
         if name.startswith("RAG_") or name in _SCRUB:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("RAG_INDEX_DIR", str(tmp_path / "index"))
     monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.chdir(tmp_path)
     yield tmp_path
 

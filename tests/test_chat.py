@@ -60,7 +60,7 @@ def test_commands(seed_settings):
         "error: /open takes a number from 1 to 5, got 9",
         "error: /k takes a number, got 'zero'",
         "error: LLM answers need OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (a compatible server) "
-        "(hint: or use --mode offline)",
+        "(hint: or use /mode offline)",
         "error: /mode takes offline or llm, got 'fast'",
         "error: unknown command /nope (hint: /help lists the commands)",
     ]
@@ -192,6 +192,17 @@ def test_llm_mode_needs_a_configured_llm(seed_settings):
     assert chat.last is None
 
 
+def test_mode_llm_without_an_llm_hints_the_chat_command(seed_settings):
+    """The hint names `/mode offline` (what works inside the chat), not the `--mode` flag."""
+    chat, _, err, _ = _chat(seed_settings, ["/mode llm", "What does BraVE do?"])
+    lines = err.file.getvalue().strip().splitlines()
+    assert len(lines) == 1 and "OPENAI_API_KEY" in lines[0]
+    assert "/mode offline" in lines[0] and "--mode" not in lines[0]
+    assert chat.mode == "offline" and chat.last is not None  # the chat went on, offline
+    _, _, err, _ = _chat(seed_settings.with_overrides(answer_mode="llm"), ["What does BraVE do?"])
+    assert "/mode offline" in err.file.getvalue() and "--mode" not in err.file.getvalue()
+
+
 def test_document_text_joins_overlapping_chunks():
     class Collection:
         def get(self, where, include):
@@ -219,7 +230,7 @@ def test_cli_chat_with_piped_input(seed_settings, monkeypatch, tmp_path):
     res = runner.invoke(app, ["chat"], input="What does RoboRefer do?\nwhat dataset did it use?\n/exit\n")
     assert res.exit_code == 0, res.output
     assert "searching: What dataset did RoboRefer use?" in res.stdout and "RefSpatial" in res.stdout
-    assert not (tmp_path / "state").exists()  # no history without a terminal
+    assert not (tmp_path / "state" / "rag" / "chat_history").exists()  # no input history without a terminal
 
 
 @pytest.mark.parametrize(

@@ -91,4 +91,5 @@ def test_index_folder_that_cannot_be_created_is_a_clear_error(tmp_path, monkeypa
     for args in (("ingest", "-q"), ("ask", "What does BraVE do?")):
         res = _run(*args)
         assert res.exit_code == 4, res.output
-        assert "cannot create the index folder" in res.stderr and "RAG_INDEX_DIR" in res.stderr
+        assert "which is a file, not a folder" in res.stderr and "RAG_INDEX_DIR" in res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1

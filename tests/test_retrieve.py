@@ -61,3 +61,30 @@ def test_blank_queries_are_usage_errors(seed_settings, query):
 def test_k_zero_is_a_usage_error(seed_settings):
     with pytest.raises(UsageError):
         rag.retrieve("anything", k=0, settings=seed_settings)
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "What does Robo\u00adRefer do?",  # soft hyphen (pasted from a PDF)
+        "What does Robo\u200dRefer do?",  # zero-width joiner
+        "What does Robo\u200bRefer\ufeff do?",  # zero-width space, BOM
+        "What does \uff32\uff4f\uff42\uff4f\uff32\uff45\uff46\uff45\uff52 do?",  # full-width letters
+    ],
+)
+def test_invisible_and_compatibility_characters_do_not_change_the_answer(seed_settings, typed):
+    ans = rag.answer(typed, settings=seed_settings)
+    assert ans.question == "What does RoboRefer do?"
+    assert not ans.refused and ans.citations[0].label == "RoboRefer"
+
+
+def test_normalize_question_rules():
+    from rag.text import normalize_question
+
+    assert normalize_question("  a\u00adb\u200c c\u202e\x07d \n") == "ab c d"
+    assert normalize_question("\ufb01ne-tuning\u3000(SFT)") == "fine-tuning (SFT)"  # ligature, ideographic space
+    assert normalize_question("\u200b\u200d") == ""
+    from rag.index.search import check_query
+
+    with pytest.raises(UsageError, match="empty"):
+        check_query("\u00ad\u200b")

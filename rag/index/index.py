@@ -8,10 +8,12 @@ rebuilt (by itself or by another process) and reloads it: there is no cache to r
 """
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Mapping, Sequence
 
 from rag.config import Settings, get_settings
 from rag.corpus import read_corpus
@@ -21,12 +23,13 @@ from rag.index.cache import EmbeddingCache
 from rag.index.embedders import Embedder, bulk_embedder, get_embedder
 from rag.index.lock import ingest_lock
 from rag.index.names import NAMES_FILE, NameIndex
+from rag.index.paths import IndexPaths, read_only_error
 from rag.index.sentences import SENTENCES_FILE, SentenceIndex
-from rag.index.paths import IndexPaths
 from rag.index.records import StoredChunk, StoredDocument
 from rag.index.search import Retrieval, hybrid_search
 from rag.index.store import Store
-from rag.index.sync import Progress, apply_plan, plan_sync
+from rag.index.sync import Progress, SyncPlan, apply_plan, plan_sync
+from rag.index.sync import _under as under
 from rag.types import IngestReport
 
 
@@ -65,6 +68,7 @@ class Index:
     @staticmethod
     def missing(settings: Settings) -> bool:
         """True when no index was ever built here (as opposed to one that cannot be read)."""
+        IndexPaths.of(settings).check_root()
         if settings.chroma_url:
             try:
                 Store(settings)
@@ -128,7 +132,9 @@ class Index:
 
         A missing or stale one (its chunk count differs from the store's: a Chroma server
         another machine changed) is rebuilt from the store, unless an ingest is running: it
-        will rebuild BM25 when it ends, and hits are resolved against Chroma meanwhile.
+        will rebuild BM25 when it ends, and hits are resolved against Chroma meanwhile. A
+        reader that may not write the index (read-only folder or mount) builds it in memory:
+        readers never need the lock or write access.
         """
         version = lexical.version(self.paths.lexical)
         if self._lexical is not None and version == self._lexical_version:
@@ -140,13 +146,18 @@ class Index:
         except IndexError_:
             fresh = False
         if not fresh:
-            try:
-                with ingest_lock(self.paths, wait=False):
-                    if lexical.stored_count(self.paths.lexical) != self.store.count():  # not fixed meanwhile
-                        self._rebuild_lexical()
-                index = lexical.load(self.paths.lexical)
-            except BusyError:
-                index = index if index is not None else lexical.LexicalIndex(None, [])
+            if self.store.read_only or not self.paths.writable():
+                index = self._lexical_in_memory()
+            else:
+                try:
+                    with ingest_lock(self.paths, wait=False):
+                        if lexical.stored_count(self.paths.lexical) != self.store.count():  # not fixed meanwhile
+                            self._rebuild_lexical()
+                    index = lexical.load(self.paths.lexical)
+                except BusyError:
+                    index = index if index is not None else lexical.LexicalIndex(None, [])
+                except IndexError_:  # the folder refused a write after all (a read-only mount)
+                    index = self._lexical_in_memory()
         self._lexical, self._lexical_version = index, lexical.version(self.paths.lexical)
         self._names = NameIndex.load(self.paths.lexical)
         self._sentences = SentenceIndex.load(self.paths.lexical)
@@ -157,6 +168,10 @@ class Index:
         """The names the corpus knows (loaded with, and as fresh as, the BM25 index)."""
         self.lexical()
         return self._names
+
+    def _lexical_in_memory(self) -> lexical.LexicalIndex:
+        ids, texts = self._lexical_rows()
+        return lexical.index_texts(ids, texts)
 
     # -- writing -------------------------------------------------------------------------------
     def ingest(
@@ -189,6 +204,15 @@ class Index:
             return own[0]
 
         with ingest_lock(self.paths, wait=wait):
+            if not settings.chroma_url and not self.paths.writable():
+                raise read_only_error(self.paths.root, "its Chroma store", "not writable")
+            if rebuild:
+                # --rebuild is the fix error hints name: it must not lose the files ingested
+                # from other paths. Those that still exist are read again (their vectors come
+                # from the embedding cache); those that are gone are reported.
+                kept, gone = self._previous_sources(roots)
+                report.kept_sources, report.dropped_sources = kept, gone
+                roots = roots + [Path(s) for s in kept]
             progress("parse", 0, 1)
             corpus = read_corpus(roots)
             report.skipped = corpus.problems
@@ -216,8 +240,38 @@ class Index:
                 self._rebuild_lexical()
             progress("lexical", 1, 1)
             report.documents = len(stored) + report.added - report.removed - completed
+            self._save_sources(_sources_after(stored, plan))
         report.seconds = time.perf_counter() - started
         return report
+
+    def _previous_sources(self, roots: Sequence[Path]) -> tuple[list[str], list[str]]:
+        """Files ingested before from outside `roots`: (those that still exist, those that are gone).
+
+        Read from the store when it can be read, and from the sources file the last ingest
+        wrote (a damaged store cannot say what it held).
+        """
+        previous: set[str] = set()
+        try:
+            previous.update(s for doc in self.store.documents().values() for s in doc.sources)
+        except IndexError_:
+            pass
+        try:
+            saved = json.loads(self.paths.sources.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            saved = []
+        if isinstance(saved, list):
+            previous.update(s for s in saved if isinstance(s, str))
+        outside = sorted(s for s in previous if not under(s, roots))
+        return [s for s in outside if Path(s).is_file()], [s for s in outside if not Path(s).is_file()]
+
+    def _save_sources(self, sources: Iterable[str]) -> None:
+        """Write the sources file atomically (best effort: the store itself stays the truth)."""
+        tmp = self.paths.sources.with_name(self.paths.sources.name + ".tmp")
+        try:
+            tmp.write_text(json.dumps(sorted(set(sources)), ensure_ascii=False, indent=0), encoding="utf-8")
+            os.replace(tmp, self.paths.sources)
+        except OSError:
+            pass
 
     def _lexical_matches(self, stored: dict[str, StoredDocument], gone: list[str]) -> bool:
         """True when the saved BM25 index covers exactly the chunk ids the store holds now.
@@ -233,8 +287,16 @@ class Index:
         want = {cid for did, doc in stored.items() if did not in dropped for cid in doc.chunk_ids}
         return len(ids) == len(want) and set(ids) == want
 
+    def _lexical_rows(self) -> tuple[list[str], list[str]]:
+        """Chunk ids and the text BM25 indexes for each (title and chunk), from the store."""
+        ids, texts = [], []
+        for c in self.store.scan(text=True):
+            ids.append(c.id)
+            texts.append(((c.title or "") + " " + c.text).strip())
+        return ids, texts
+
     def _rebuild_lexical(self) -> int:
-        """Rebuild the BM25 and name indexes from every chunk in the store; return the chunk count."""
+        """Rebuild the BM25, name and sentence indexes from every chunk in the store; return the chunk count."""
         ids, texts, named, bodies = [], [], [], []
         for c in self.store.scan(text=True):
             ids.append(c.id)
@@ -255,3 +317,15 @@ class Index:
         except sqlite3.Error:  # a cache that cannot be written (read-only index): go on without it
             self._cache = False
             return self.embedder.embed_passages(texts)
+
+
+def _sources_after(stored: Mapping[str, StoredDocument], plan: SyncPlan) -> set[str]:
+    """Every source file the store holds once `plan` is applied to `stored`."""
+    out = {s for doc in plan.documents.values() for s in doc.sources}
+    gone = set(plan.remove)
+    for did, doc in stored.items():
+        if did in plan.documents or did in gone:
+            continue
+        change = plan.changes.get(did)
+        out.update(change.sources if change is not None and change.sources is not None else doc.sources)
+    return out

@@ -77,22 +77,28 @@ class LexicalIndex:
         return [(self.chunk_ids[int(i)], float(s)) for i, s in zip(docs[0], scores[0]) if s > 0]
 
 
+def index_texts(chunk_ids: Sequence[str], texts: Sequence[str]) -> LexicalIndex:
+    """Build BM25 over texts in memory (a reader of a read-only index uses it unsaved)."""
+    if not chunk_ids:
+        return LexicalIndex(None, [])
+    import bm25s
+
+    bm25 = bm25s.BM25()
+    bm25.index([tokenize(t) or ["\u2205"] for t in texts], show_progress=False)
+    return LexicalIndex(bm25, list(chunk_ids))
+
+
 def build(chunk_ids: Sequence[str], texts: Sequence[str], folder: Path, *,
           extra: dict[str, str | bytes] | None = None) -> None:
     """Build BM25 over texts and replace the index in `folder` atomically.
 
-    `extra` files (name -> text) are written with it, so they always describe the same chunks.
+    `extra` files (name -> text or bytes) are written with it, so they always describe the same chunks.
     """
-    import bm25s
-
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".lexical-", dir=folder.parent))
     try:
         if chunk_ids:
-            bm25 = bm25s.BM25()
-            corpus = [tokenize(t) or ["\u2205"] for t in texts]
-            bm25.index(corpus, show_progress=False)
-            bm25.save(str(tmp))
+            index_texts(chunk_ids, texts)._bm25.save(str(tmp))
         for name, content in (extra or {}).items():
             data = content.encode("utf-8") if isinstance(content, str) else content
             (tmp / name).write_bytes(data)

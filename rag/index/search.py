@@ -17,6 +17,7 @@ from rag.index.names import NameIndex
 from rag.index.sentences import SentenceIndex
 from rag.index.records import StoredChunk
 from rag.index.store import Store
+from rag.text import normalize_question
 from rag.types import Hit
 
 MAX_QUESTION_CHARS = 4000
@@ -36,10 +37,14 @@ class Retrieval:
 
 
 def check_query(query: str) -> str:
-    """Return the query stripped; reject empty ones. Very long ones are cut, not refused."""
-    if not isinstance(query, str) or not query.strip():
+    """Return the query normalised (`rag.text.normalize_question`); reject empty ones.
+
+    Very long ones are cut, not refused.
+    """
+    query = normalize_question(query) if isinstance(query, str) else ""
+    if not query:
         raise UsageError("the question is empty")
-    return query.strip()[:MAX_QUESTION_CHARS]
+    return query[:MAX_QUESTION_CHARS]
 
 
 def fuse(rankings: list[list[str]], rrf_k: int, weights: list[float] | None = None) -> dict[str, float]:

@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import functools
 import json
+import shutil
+import sqlite3
+import tempfile
 import time
+import weakref
+from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import numpy as np
 
 from rag.config import Settings
 from rag.errors import IndexError_, UsageError
-from rag.index.paths import IndexPaths, make_dir
+from rag.index.paths import IndexPaths, make_dir, read_only_error
 from rag.index.records import StoredChunk, StoredDocument
 from rag.types import Chunk, Document
 
@@ -76,7 +81,50 @@ def _decode(cid: str, text: str | None, meta: Mapping[str, Any] | None) -> Store
     )
 
 
-def _client(settings: Settings, paths: IndexPaths, *, create: bool):
+_READ_ONLY_SIGNS = ("readonly database", "read-only file system", "permission denied")
+
+
+def _read_only_failure(e: BaseException) -> bool:
+    """True when a Chroma or OS error says the store may not be written."""
+    return isinstance(e, PermissionError) or any(sign in str(e).lower() for sign in _READ_ONLY_SIGNS)
+
+
+def snapshot(folder: Path) -> Path:
+    """Copy a Chroma folder that may not be written into a fresh temporary folder; return the copy.
+
+    chromadb's embedded client writes to its SQLite file whenever it opens one (it creates
+    its migrations and write-lock tables even when nothing changes), so a read-only store —
+    a shared copy, a read-only mount, another user's index — can only be read through a
+    private copy. The database is copied with SQLite's backup API (a consistent copy even
+    while its owner writes); the vector segment files are copied as they are.
+    """
+    tmp = Path(tempfile.mkdtemp(prefix="rag-readonly-"))
+    dest = tmp / "chroma"
+    try:
+        shutil.copytree(folder, dest, ignore=shutil.ignore_patterns("chroma.sqlite3*"), copy_function=shutil.copyfile)
+        for path in (dest, *dest.rglob("*")):  # copytree gives folders the source's read-only mode
+            if path.is_dir():
+                path.chmod(path.stat().st_mode | 0o700)
+        db = folder / "chroma.sqlite3"
+        if db.exists():
+            try:
+                src = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+                try:
+                    out = sqlite3.connect(dest / "chroma.sqlite3")
+                    with out:
+                        src.backup(out)
+                    out.close()
+                finally:
+                    src.close()
+            except sqlite3.Error:  # e.g. a hot journal a reader may not roll back: copy the bytes
+                shutil.copy2(db, dest / "chroma.sqlite3")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return dest
+
+
+def _client(settings: Settings, paths: IndexPaths, *, create: bool, copy: Path | None = None):
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
@@ -90,6 +138,9 @@ def _client(settings: Settings, paths: IndexPaths, *, create: bool):
         return chromadb.HttpClient(
             host=url.hostname, port=url.port or 8000, ssl=url.scheme == "https", settings=chroma_settings
         )
+    paths.check_root()
+    if copy is not None:
+        return chromadb.PersistentClient(path=str(copy), settings=chroma_settings)
     if not create and not paths.chroma.exists():
         raise IndexError_(f"no index in {paths.root}", hint="run `rag ingest` first")
     make_dir(paths.chroma)
@@ -130,14 +181,38 @@ class Store:
         self.settings = settings
         self.paths = IndexPaths.of(settings)
         self.name = self.paths.collection
+        self.copy: Path | None = None  # the private copy a read-only store is read through
         try:
             self._open(create)
         except (IndexError_, UsageError):
             raise
         except Exception as e:  # a damaged store: chromadb raises InternalError and others
+            if create or settings.chroma_url or not _read_only_failure(e):
+                raise self._unreadable(e) from e
+            self._open_copy(e)  # read-only in a way `IndexPaths.writable` could not see
+
+    @property
+    def read_only(self) -> bool:
+        """True when this store is read through a private copy (its folder may not be written)."""
+        return self.copy is not None
+
+    def _open_copy(self, cause: BaseException | None = None) -> None:
+        try:
+            self.copy = snapshot(self.paths.chroma)
+        except OSError as e:
+            raise IndexError_(f"the index in {self.paths.chroma} is read-only and cannot be copied to read it "
+                              f"({e.strerror or e})", hint="set TMPDIR to a folder with free space") from cause
+        weakref.finalize(self, shutil.rmtree, self.copy.parent, True)
+        try:
+            self._open(create=False)
+        except (IndexError_, UsageError):
+            raise
+        except Exception as e:
             raise self._unreadable(e) from e
 
     def _unreadable(self, e: Exception) -> IndexError_:
+        if not self.settings.chroma_url and _read_only_failure(e):
+            return read_only_error(self.paths.root, "its Chroma store", "not writable")
         detail = (str(e).splitlines() or [""])[0][:200]
         where = self.settings.chroma_url or str(self.paths.chroma)
         return IndexError_(f"the index in {where} cannot be read ({type(e).__name__}: {detail})",
@@ -152,19 +227,24 @@ class Store:
         """
         try:
             cls(settings, create=True).drop()
-        except IndexError_:
-            if settings.chroma_url:
+        except IndexError_ as e:
+            paths = IndexPaths.of(settings)
+            if settings.chroma_url or not paths.writable() or "read-only" in str(e):
                 raise
             from chromadb.api.client import SharedSystemClient
 
-            path = IndexPaths.of(settings).chroma
+            path = paths.chroma
             path.rename(path.with_name(f"chroma.broken-{time.strftime('%Y%m%d-%H%M%S')}"))
             SharedSystemClient.clear_system_cache()  # chromadb caches the open store per path
         return cls(settings, create=True)
 
     def _open(self, create: bool) -> None:
         settings = self.settings
-        self.client = _client(settings, self.paths, create=create)
+        if (not create and self.copy is None and not settings.chroma_url and self.paths.chroma.is_dir()
+                and not self.paths.writable()):
+            self._open_copy()
+            return
+        self.client = _client(settings, self.paths, create=create, copy=self.copy)
         if create:
             self.collection = self.client.get_or_create_collection(
                 self.name,
@@ -183,6 +263,9 @@ class Store:
 
     def reopen(self) -> None:
         """Fetch the collection handle again (another writer in this process may have rebuilt it)."""
+        if self.copy is not None:  # the copy is a snapshot: take a new one
+            old, self.copy = self.copy, None
+            shutil.rmtree(old.parent, ignore_errors=True)
         self._open(create=False)
 
     # -- writing -----------------------------------------------------------------------------
