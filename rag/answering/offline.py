@@ -163,7 +163,10 @@ def compose(
     focus = [x for x in terms if x not in name_terms and not CJK.match(x)]
     # With the paper settled by its name, every sentence of it is "about" the name: what
     # separates the one that answers is its closeness to the rest of the question.
-    asked = _without_names(question, named) if wanted else question
+    # A question asking only about the named paper ("What does RoboRefer do?") is answered by
+    # its abstract whatever the sentence: every sentence of it is evidence.
+    about_paper_only = bool(wanted) and not focus and not crosslingual
+    asked = _without_names(question, named) if wanted and not about_paper_only else question
     sims = (np.asarray(similarity([c.text for c in pool], asked), dtype=np.float32) if similarity
             else np.zeros(len(pool)))
     asks_for_paper = bool(_ASKS_FOR_PAPER.search(question))
@@ -172,6 +175,9 @@ def compose(
     _score(pool, sims, focus, t, lexical=bool(focus) and not crosslingual, asks_for_paper=asks_for_paper,
            named=bool(wanted), quantity=bool(_ASKS_FOR_QUANTITY.search(question)),
            phrases=_phrases(question, name_terms))
+    if about_paper_only:
+        for c in pool:
+            c.score = max(c.score, t.min_evidence + c.meaning * 0.1 - t.rank_penalty * c.hit_index)
     weights = {x: _idf(x, pool) for x in focus}
     chosen = _choose(pool, q_terms=focus, weights=weights, many=many, t=t)
     # The answer's evidence: its best sentence, or what its sentences state together (a
