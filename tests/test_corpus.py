@@ -70,8 +70,8 @@ def test_labels_name_the_introduced_method(needle, label):
 
 
 def test_label_falls_back_to_first_words_and_prefers_titles():
-    text = "We study the value of stochastic predictions in online optimal control with random disturbances."
-    assert make_label(text) == "We study the value of stochastic…"
+    text = "Stochastic predictions are everywhere in control. They help. Nobody knows why, in general."
+    assert make_label(text) == "Stochastic predictions are everywhere in control…"
     assert make_label(text, title="Stochastic predictions") == "Stochastic predictions"
 
 
