@@ -20,6 +20,8 @@ app = typer.Typer(
     no_args_is_help=True,
     help="Ask grounded, cited questions about research-paper abstracts (offline by default).",
     pretty_exceptions_enable=False,
+    # Plain click help: rich mode prints a type column (`<bool>` beside every flag, `<str>`).
+    rich_markup_mode=None,
 )
 _state = {"verbose": False}
 
@@ -30,6 +32,14 @@ def _fail(err: RagError) -> None:
 
 # CLI spellings of settings, so a bad value names the flag the user typed.
 FLAGS = {"k": "-k", "answer_mode": "--mode", "llm_model": "--model", "openai_base_url": "--base-url"}
+
+
+WHERE_HELP = ("Only papers matching FIELD=VALUE: year=2025, venue=NeurIPS (case and a year in the venue "
+              "name ignored), author=Smith (substring). Repeat to combine (AND).")
+
+
+def _where_option():
+    return typer.Option(None, "--where", metavar="FIELD=VALUE", help=WHERE_HELP)
 
 
 def _settings(**overrides):
@@ -77,17 +87,18 @@ def ingest(
 
 @app.command()
 def ask(
-    question: str = typer.Argument(..., help="The question, in quotes."),
-    k: Optional[int] = typer.Option(None, "-k", help="Number of documents to retrieve."),
-    mode: Optional[str] = typer.Option(None, "--mode", help="offline, llm or auto."),
-    model: Optional[str] = typer.Option(None, "--model", help="LLM model name (RAG_LLM_MODEL)."),
+    question: str = typer.Argument(..., metavar="QUESTION", help="The question, in quotes."),
+    k: Optional[int] = typer.Option(None, "-k", metavar="N", help="Number of documents to retrieve."),
+    mode: Optional[str] = typer.Option(None, "--mode", metavar="MODE", help="offline, llm or auto."),
+    model: Optional[str] = typer.Option(None, "--model", metavar="NAME", help="LLM model name (RAG_LLM_MODEL)."),
     base_url: Optional[str] = typer.Option(
-        None, "--base-url", help="OpenAI-compatible server URL (OPENAI_BASE_URL)."
+        None, "--base-url", metavar="URL", help="OpenAI-compatible server URL (OPENAI_BASE_URL)."
     ),
     stream: Optional[bool] = typer.Option(
         None, "--stream/--no-stream", help="Stream LLM tokens (default: when stdout is a terminal)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (never streamed)."),
+    where: Optional[List[str]] = _where_option(),
 ) -> None:
     """Answer a question with citations to the abstracts."""
     from rag.render import safe
@@ -104,7 +115,7 @@ def ask(
         from rag import answer
 
         settings = _settings(answer_mode=mode, llm_model=model, openai_base_url=base_url, k=k)
-        ans = answer(question, settings=settings, on_token=show if live else None)
+        ans = answer(question, settings=settings, on_token=show if live else None, where=where or None)
     except RagError as e:
         if streamed:  # the tokens on screen are not an answer: say so where they were printed
             from rag.errors import ProviderStreamError
@@ -140,16 +151,17 @@ def _print_answer(ans, streamed: str) -> None:
 
 @app.command()
 def search(
-    query: str = typer.Argument(..., help="What to look for."),
-    k: Optional[int] = typer.Option(None, "-k", help="Number of documents."),
+    query: str = typer.Argument(..., metavar="QUERY", help="What to look for."),
+    k: Optional[int] = typer.Option(None, "-k", metavar="N", help="Number of documents."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list of hits."),
+    where: Optional[List[str]] = _where_option(),
 ) -> None:
     """Show the retrieved chunks for a query, without composing an answer."""
     try:
         from rag import retrieve
         from rag.render import format_hits
 
-        hits = retrieve(query, settings=_settings(k=k))
+        hits = retrieve(query, settings=_settings(k=k), where=where or None)
     except RagError as e:
         _fail(e)
     if as_json:
@@ -159,17 +171,25 @@ def search(
 
 
 @app.command()
-def sources(as_json: bool = typer.Option(False, "--json", help="Print a JSON list of documents.")) -> None:
-    """List the indexed documents with their labels and source files."""
+def sources(
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list of documents."),
+    where: Optional[List[str]] = _where_option(),
+) -> None:
+    """List the indexed documents with their labels, authors, year, venue and source files."""
     try:
         from rag import Index
-        from rag.render import safe
+        from rag.render import byline, plural, safe
 
-        docs = Index.open(_settings()).documents()
+        index = Index.open(_settings())
+        docs = index.documents()
+        if where:
+            keep = {cid.split(":")[0] for cid in index.matching(where)}
+            docs = {did: d for did, d in docs.items() if did in keep}
     except RagError as e:
         _fail(e)
     rows = [
-        {"id": d.id, "label": d.label, "title": d.title, "files": d.sources, "chunks": len(d.chunk_ids)}
+        {"id": d.id, "label": d.label, "title": d.title, "files": d.sources, "chunks": len(d.chunk_ids),
+         "authors": d.authors, "year": d.year, "venue": d.venue, "url": d.url}
         for d in sorted(docs.values(), key=lambda d: d.label.lower())
     ]
     if as_json:
@@ -177,22 +197,24 @@ def sources(as_json: bool = typer.Option(False, "--json", help="Print a JSON lis
         return
     for r in rows:
         files = ", ".join(safe(Path(f).name) for f in r["files"])
-        typer.echo(f"{r['id']}  {safe(r['label'])}  [{files}]")
-    typer.echo(f"{len(rows)} documents", err=True)
+        by = byline(r["authors"], r["year"], r["venue"])
+        typer.echo(f"{r['id']}  {safe(r['label'])}{' — ' + by if by else ''}  [{files}]")
+    typer.echo(plural(len(rows), "document"), err=True)
 
 
 @app.command()
 def chat(
-    k: Optional[int] = typer.Option(None, "-k", help="Documents retrieved per question (/k changes it)."),
-    mode: Optional[str] = typer.Option(None, "--mode", help="offline, llm or auto (/mode changes it)."),
-    model: Optional[str] = typer.Option(None, "--model", help="LLM model name (RAG_LLM_MODEL)."),
+    k: Optional[int] = typer.Option(None, "-k", metavar="N", help="Documents retrieved per question (/k changes it)."),
+    mode: Optional[str] = typer.Option(None, "--mode", metavar="MODE", help="offline, llm or auto (/mode changes it)."),
+    model: Optional[str] = typer.Option(None, "--model", metavar="NAME", help="LLM model name (RAG_LLM_MODEL)."),
     base_url: Optional[str] = typer.Option(
-        None, "--base-url", help="OpenAI-compatible server URL (OPENAI_BASE_URL)."
+        None, "--base-url", metavar="URL", help="OpenAI-compatible server URL (OPENAI_BASE_URL)."
     ),
     history: bool = typer.Option(
         True, "--history/--no-history",
         help="Keep input history in $XDG_STATE_HOME/rag/chat_history (or RAG_CHAT_HISTORY).",
     ),
+    where: Optional[List[str]] = _where_option(),
 ) -> None:
     """Chat with the abstracts: follow-up questions, sources and /commands (/help lists them)."""
     from rich.console import Console
@@ -202,6 +224,9 @@ def chat(
     reader = None
     try:
         settings = _settings(answer_mode=mode, llm_model=model, openai_base_url=base_url, k=k)
+        from rag.chat import Where
+
+        start_filter = Where.parse(where or None)  # a bad --where fails before the chat opens
         if sys.stdin.isatty():
             reader = LineReader(history_path() if history else None)
             read = reader
@@ -210,7 +235,7 @@ def chat(
         out = Console(highlight=False)
         prompt = "\001\x1b[1;36m\002›\001\x1b[0m\002 " if out.is_terminal and not out.no_color else "› "
         code = Chat(settings, read=read, console=out, err_console=Console(stderr=True, highlight=False),
-                    prompt=prompt if reader else "", verbose=_state["verbose"]).run()
+                    prompt=prompt if reader else "", verbose=_state["verbose"], where=start_filter).run()
     except RagError as e:
         _fail(e)
     finally:

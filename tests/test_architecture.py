@@ -14,7 +14,7 @@ LAYERS = [
     {"rag.llm"},
     {"rag.answering"},
     {"rag.api", "rag"},
-    {"rag.rewrite", "rag.render", "rag.console", "rag.progress", "rag.chat", "rag.doctor", "rag.evals",
+    {"rag.rewrite", "rag.render", "rag.readable", "rag.console", "rag.progress", "rag.chat", "rag.doctor", "rag.evals",
      "rag.eval_cli", "rag.cli"},
 ]
 

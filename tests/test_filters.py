@@ -221,3 +221,49 @@ def test_changed_metadata_and_titles_refresh_in_place(meta_index, tmp_path):
     assert "Value-Guided Decision Transformers Revisited" in docs and "VDT" not in docs
     assert index.retrieve("value-guided decision transformer", k=1).hits[0].title == \
         "Value-Guided Decision Transformers Revisited"
+
+
+# -- the command line and the chat -------------------------------------------------------------------
+def test_cli_where_in_ask_search_and_sources(meta_index, monkeypatch):
+    from typer.testing import CliRunner
+
+    from rag.cli import app
+
+    monkeypatch.setenv("RAG_INDEX_DIR", meta_index.index_dir)
+    monkeypatch.setenv("RAG_DATA_DIR", meta_index.data_dir)
+    runner = CliRunner()
+    hits = json.loads(runner.invoke(app, ["search", "robots", "--json", "--where", "author=smith",
+                                          "--where", "year=2024"]).stdout)
+    assert {h["label"] for h in hits} == {"RoboRefer", "VDT"} and {h["year"] for h in hits} == {"2024"}
+    res = runner.invoke(app, ["ask", "How does SPOT compute decision tree policies?", "--where", "venue=neurips"])
+    assert res.exit_code == 0 and "[1] SPOT (Eve Goldsmith, NeurIPS 2025) · similarity 0." in res.stdout
+    res = runner.invoke(app, ["sources", "--where", "venue=ICML"])
+    assert "BraVE — Ana Müller et al., ICML 2023" in res.stdout and res.stderr.strip() == "2 documents"
+
+
+def test_chat_where_command_filters_every_question_and_clears(meta_index):
+    import io
+
+    from rich.console import Console
+
+    from rag.chat import Chat, lines
+
+    seen = []
+
+    def answer_fn(question, **kwargs):
+        seen.append(kwargs.get("where"))
+        return rag.answer(question, **kwargs)
+
+    out, err = (Console(file=io.StringIO(), width=120, highlight=False) for _ in range(2))
+    chat = Chat(meta_index, read=lines(["/where author=smith year=2024", "What does the method do?",
+                                        "/where author=nobody", "/where title=x", "Which robots?", "/where",
+                                        "What is SPOT?"]),
+                console=out, err_console=err, answer_fn=answer_fn, where="venue=ICML")
+    assert chat.run() == 0
+    text, errors = out.file.getvalue(), err.file.getvalue()
+    assert "where venue=ICML" in text.splitlines()[0]  # the greeting names the starting filter
+    assert "filter: year=2024 author=smith (2 papers)" in text and "filter cleared" in text
+    assert "no indexed abstract matches author=nobody; the filter is unchanged" in errors
+    assert "unknown filter field 'title'" in errors
+    assert seen == [Where(year=2024, author="smith"), Where(year=2024, author="smith"), None]
+    assert chat.last.sources[0].label == "SPOT"
