@@ -145,6 +145,9 @@ class Chat:
         with self.out.status("Opening the index…"):
             self._index = default_index(self.settings)  # RagError here ends the chat: nothing to ask
         docs = self._index.documents()
+        if self.where is not None and not self._index.matching(self.where):  # `rag chat --where ...`
+            raise UsageError(f"no indexed abstract matches {self.where.describe()}",
+                             hint="`rag sources` lists the documents with their year, venue and authors")
         self.labels = sorted({d.label for d in docs.values() if d.label})
         self.out.print(Text.assemble(
             ("rag chat", "bold"), f" · {len(docs)} abstracts · {self.mode} mode · k={self.k}"

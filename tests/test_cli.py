@@ -129,6 +129,7 @@ def test_search_shows_similarity_not_the_fused_score(seed_settings):
         (("chat", "--where", "year=1"), "four digits"),
         (("ask", "What does BraVE do?", "--where", "year=2031"), "no indexed abstract matches year=2031"),
         (("search", "BraVE", "--where", "author=Nobody"), "no indexed abstract matches author=Nobody"),
+        (("chat", "--where", "venue=Nowhere"), "no indexed abstract matches venue=Nowhere"),
     ],
 )
 def test_bad_or_empty_filters_are_one_line_exit_2(seed_settings, args, message):
