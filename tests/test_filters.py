@@ -267,3 +267,14 @@ def test_chat_where_command_filters_every_question_and_clears(meta_index):
     assert "unknown filter field 'title'" in errors
     assert seen == [Where(year=2024, author="smith"), Where(year=2024, author="smith"), None]
     assert chat.last.sources[0].label == "SPOT"
+
+
+def test_bm25_masks_chunks_outside_the_filter(tmp_path):
+    from rag.index import lexical
+
+    lexical.build(["a:0", "b:0", "c:0"], ["graph neural networks", "graph graph graph", "tactile robots"],
+                  tmp_path / "lex")
+    index = lexical.load(tmp_path / "lex")
+    assert [cid for cid, _ in index.search("graph", 1)] == ["b:0"]
+    assert [cid for cid, _ in index.search("graph", 1, only=frozenset({"a:0", "c:0"}))] == ["a:0"]
+    assert index.search("graph", 5, only=frozenset({"c:0"})) == []  # no admitted chunk has the word

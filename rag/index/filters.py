@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, fields
+from functools import cached_property
 from typing import Any, Iterable, Mapping, Union
 
 from rag.errors import UsageError
@@ -121,13 +122,20 @@ class Where:
 
     def matches_keys(self, year: int | None, venue: str, authors: str) -> bool:
         """`matches` on keys already computed: a numeric year, `venue_key()` and `fold()`ed authors."""
+        want_venue, want_author = self._keys
         if self.year is not None and year != self.year:
             return False
-        if self.venue is not None and venue != venue_key(self.venue):
+        if want_venue is not None and venue != want_venue:
             return False
-        if self.author is not None and fold(self.author) not in authors:
+        if want_author is not None and want_author not in authors:
             return False
         return True
+
+    @cached_property
+    def _keys(self) -> tuple[str | None, str | None]:
+        """The venue and author as compared (computed once: a catalog tests every chunk)."""
+        return (venue_key(self.venue) if self.venue is not None else None,
+                fold(self.author) if self.author is not None else None)
 
     def describe(self) -> str:
         """`year=2025 venue=NeurIPS`: the filter as the user would type it."""

@@ -49,8 +49,8 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     """Return the k best chunks for the query, one per document, best first.
 
     With a filter, `allowed` holds the ids of the chunks it admits: both retrievers rank only
-    those (Chroma filters by metadata, or by id for an author filter; BM25 ranks every chunk
-    and the admitted ones are kept), so k hits come back whenever k documents match.
+    those (Chroma filters by metadata, or by id for an author filter; BM25 masks the others'
+    scores), so k hits come back whenever k documents match.
     """
     query = check_query(query)
     n = max(settings.candidates, 3 * k)
@@ -60,10 +60,7 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     by_id = sorted(allowed) if allowed is not None and where is not None and where.author is not None else None
     dense = store.query(qvec, n, where=where, ids=by_id)
     t2 = time.perf_counter()
-    if allowed is None:
-        bm25 = lexical.search(query, n)
-    else:  # every scored chunk, then the admitted ones: a rare match must not fall outside the top n
-        bm25 = [(cid, s) for cid, s in lexical.search(query, len(lexical.chunk_ids)) if cid in allowed][:n]
+    bm25 = lexical.search(query, n, only=allowed)
     if bm25:  # weak BM25 matches (a shared common word) are noise, not evidence
         floor = settings.lexical_min_ratio * bm25[0][1]
         bm25 = [(cid, s) for cid, s in bm25 if s >= floor]
