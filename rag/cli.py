@@ -224,9 +224,6 @@ def chat(
     reader = None
     try:
         settings = _settings(answer_mode=mode, llm_model=model, openai_base_url=base_url, k=k)
-        from rag.chat import Where
-
-        start_filter = Where.parse(where or None)  # a bad --where fails before the chat opens
         if sys.stdin.isatty():
             reader = LineReader(history_path() if history else None)
             read = reader
@@ -235,7 +232,7 @@ def chat(
         out = Console(highlight=False)
         prompt = "\001\x1b[1;36m\002›\001\x1b[0m\002 " if out.is_terminal and not out.no_color else "› "
         code = Chat(settings, read=read, console=out, err_console=Console(stderr=True, highlight=False),
-                    prompt=prompt if reader else "", verbose=_state["verbose"], where=start_filter).run()
+                    prompt=prompt if reader else "", verbose=_state["verbose"], where=where or None).run()
     except RagError as e:
         _fail(e)
     finally:
