@@ -16,6 +16,7 @@ from rag.answering import answer_from
 from rag.config import Settings, get_settings
 from rag.index import Index
 from rag.index.embedders import Embedder
+from rag.index.filters import Where, WhereLike
 from rag.index.sync import Progress
 from rag.llm import ChatClient
 from rag.types import Answer, Hit, IngestReport
@@ -60,20 +61,23 @@ def answer(
     llm: ChatClient | None = None,
     on_token: Callable[[str], None] | None = None,
     index: Index | None = None,
+    where: WhereLike = None,
 ) -> Answer:
     """Answer `question` from the indexed abstracts, citing every sentence.
 
     `mode` is offline, llm or auto; `llm` replaces the OpenAI-compatible client and
-    `on_token` receives the reply as it streams; `index` replaces the default one.
+    `on_token` receives the reply as it streams; `index` replaces the default one;
+    `where` keeps only matching documents (`{"year": 2025, "venue": "NeurIPS", "author": "smith"}`).
     """
     started = time.perf_counter()
+    where = Where.parse(where)  # a bad filter fails before the index is opened
     if index is None:
         settings = settings or get_settings()
         if mode is not None:
             settings.with_overrides(answer_mode=mode)  # a bad mode fails before the index is opened
         index = default_index(settings)
     opened = (time.perf_counter() - started) * 1000
-    ans = answer_from(index, question, k=k, mode=mode, llm=llm, on_token=on_token)
+    ans = answer_from(index, question, k=k, mode=mode, llm=llm, on_token=on_token, where=where)
     ans.timings_ms = {"open_index": round(opened, 2), **ans.timings_ms}
     if "total" in ans.timings_ms:
         ans.timings_ms["total"] = round(ans.timings_ms["total"] + opened, 2)
@@ -81,10 +85,15 @@ def answer(
 
 
 def retrieve(query: str, *, k: int | None = None, settings: Settings | None = None,
-             index: Index | None = None) -> list[Hit]:
-    """Return the k best chunks for the query (k defaults to `settings.k`), one per document."""
+             index: Index | None = None, where: WhereLike = None) -> list[Hit]:
+    """Return the k best chunks for the query (k defaults to `settings.k`), one per document.
+
+    `where` keeps only matching documents, e.g. `{"year": 2025, "author": "smith"}`
+    (fields: year, venue, author; a filter nothing matches is a `UsageError`).
+    """
+    where = Where.parse(where)
     index = index or default_index(settings)
-    return index.retrieve(query, k=k).hits
+    return index.retrieve(query, k=k, where=where).hits
 
 
 def ingest(

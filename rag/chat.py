@@ -19,7 +19,8 @@ from rag.config import Settings
 from rag.errors import ConfigError, RagError, UsageError
 from rag.history import AnswerLog, new_conversation
 from rag.llm import OpenAIChatClient
-from rag.render import abstract_text, cited_markdown, safe, sources_text
+from rag.index.filters import Where, WhereLike
+from rag.render import abstract_text, byline, cited_markdown, plural, safe, sources_text
 from rag.rewrite import Rewrite, Turn, rewrite
 from rag.types import Answer
 
@@ -29,6 +30,7 @@ HELP = (
     ("/open N", "show source N of the last answer in full (with its files and URL)"),
     ("/k N", "retrieve N documents per question"),
     ("/mode offline|llm", "answer by quoting the abstracts, or with the configured LLM"),
+    ("/where FIELD=VALUE", "search only matching papers: year=2025 venue=NeurIPS author=Smith; /where alone clears"),
     ("/reset", "forget the conversation (follow-ups start afresh)"),
     ("/help", "show this list"),
     ("/exit", "leave (or Ctrl-D; Ctrl-C cancels a running answer)"),
@@ -120,6 +122,7 @@ class Chat:
         prompt: str = "› ",
         verbose: bool = False,
         log: AnswerLog | None = None,
+        where: WhereLike = None,
     ) -> None:
         self.settings = settings
         self.read = read
@@ -131,6 +134,7 @@ class Chat:
         self.verbose = verbose
         self.k = settings.k
         self.mode = resolve_mode(settings)
+        self.where = Where.parse(where)
         self.history: list[Turn] = []
         self.last: Answer | None = None
         self.labels: list[str] = []
@@ -145,10 +149,14 @@ class Chat:
         """Open the index, greet, then read and handle lines until /exit, Ctrl-D or Ctrl-C."""
         self._index = self._open_index()  # RagError here ends the chat: nothing to ask
         docs = self._index.documents()
+        if self.where is not None and not self._index.matching(self.where):  # `rag chat --where ...`
+            raise UsageError(f"no indexed abstract matches {self.where.describe()}",
+                             hint="`rag sources` lists the documents with their year, venue and authors")
         self.labels = sorted({d.label for d in docs.values() if d.label})
         self._by_label = {d.label: d.id for d in sorted(docs.values(), key=lambda d: d.id) if d.label}
         self.out.print(Text.assemble(
-            ("rag chat", "bold"), f" · {len(docs)} abstracts · {self.mode} mode · k={self.k} — ",
+            ("rag chat", "bold"), f" · {len(docs)} abstracts · {self.mode} mode · k={self.k}"
+            + (f" · where {safe(self.where.describe())}" if self.where else "") + " — ",
             ("/help", "bold"), " for commands, ", ("/exit", "bold"), " or Ctrl-D to leave.",
         ))
         while True:
@@ -220,6 +228,8 @@ class Chat:
             self.out.print(Text(f"k = {self.k}", style="dim"))
         elif name == "/mode":
             self.set_mode(arg)
+        elif name == "/where":
+            self.set_where(arg)
         elif name == "/reset":
             self.history.clear()
             self.last = None
@@ -238,6 +248,24 @@ class Chat:
         self.mode = mode
         self.out.print(Text(f"{mode} mode", style="dim"))
 
+    def set_where(self, arg: str) -> None:
+        """Keep only papers matching `arg` (`year=2025 author=Smith`); no argument clears the filter.
+
+        A filter no indexed paper matches is refused and the previous one stays.
+        """
+        where = Where.parse(arg) if arg else None
+        if where is None:
+            self.where = None
+            self.out.print(Text("filter cleared: searching every paper", style="dim"))
+            return
+        docs = len({cid.split(":")[0] for cid in self._index.matching(where)}) if self._index is not None else None
+        if docs == 0:
+            raise UsageError(f"no indexed abstract matches {where.describe()}; the filter is unchanged",
+                             hint="`rag sources` lists the documents with their year, venue and authors")
+        self.where = where
+        count = f" ({plural(docs, 'paper')})" if docs is not None else ""
+        self.out.print(Text(f"filter: {where.describe()}{count}", style="dim"), soft_wrap=True)
+
     def _last_or_fail(self) -> Answer:
         if self.last is None:
             raise UsageError("no answer yet", hint="ask a question first")
@@ -250,8 +278,8 @@ class Chat:
             raise UsageError("the last answer cites no source", hint="/open N shows any retrieved source")
         for c in sorted(ans.citations, key=lambda c: c.n):
             hit = ans.sources[c.n - 1] if 0 < c.n <= len(ans.sources) else None
-            self._print_source(c.n, c.label or c.title, c.doc_id, c.score, c.text,
-                               hit.sources if hit else [], c.url)
+            self._print_source(c.n, c.label or c.title, c.doc_id, c.dense_score, c.text,
+                               hit.sources if hit else [], c.url, by=byline(c.authors, c.year, c.venue))
 
     def open_source(self, arg: str) -> None:
         """Print source N of the last answer in full."""
@@ -260,11 +288,13 @@ class Chat:
             raise UsageError("the last answer retrieved no source")
         n = _number(arg, "/open", 1, len(ans.sources))
         h = ans.sources[n - 1]
-        self._print_source(n, h.label or h.title, h.doc_id, h.score, h.text, h.sources, h.url)
+        self._print_source(n, h.label or h.title, h.doc_id, h.dense_score, h.text, h.sources, h.url,
+                           by=byline(h.authors, h.year, h.venue))
 
-    def _print_source(self, n, label, doc_id, score, chunk_text, files, url) -> None:
+    def _print_source(self, n, label, doc_id, score, chunk_text, files, url, *, by: str = "") -> None:
         body = self._index.document_text(doc_id) if self._index is not None else ""
-        self.out.print(abstract_text(n, label, body or chunk_text, score=score, files=files, url=url, doc_id=doc_id))
+        self.out.print(abstract_text(n, label, body or chunk_text, score=score, files=files, url=url, doc_id=doc_id,
+                                     by=by))
 
     # -- questions ------------------------------------------------------------------------------
     def abstract_of(self, label: str) -> str | None:
@@ -327,6 +357,8 @@ class Chat:
             live[0].update("".join(streamed))
 
         kwargs: dict[str, Any] = {"k": self.k, "settings": self.settings, "mode": self.mode}
+        if self.where is not None:
+            kwargs["where"] = self.where
         if client is not None:
             kwargs.update(llm=_Watched(client, on_call), on_token=on_token)
         status.start()

@@ -79,6 +79,11 @@ def _strip_markdown(text: str) -> str:
     return text
 
 
+def strip_markdown(text: str) -> str:
+    """Remove Markdown links, inline code and emphasis, keeping their words."""
+    return _strip_markdown(text)
+
+
 def normalize(text: str) -> str:
     """Normalize Unicode, drop control characters and collapse whitespace (no markup removal)."""
     text = unicodedata.normalize("NFC", text)

@@ -20,6 +20,8 @@ app = typer.Typer(
     no_args_is_help=True,
     help="Ask grounded, cited questions about research-paper abstracts (offline by default).",
     pretty_exceptions_enable=False,
+    # Plain click help: rich mode prints a type column (`<bool>` beside every flag, `<str>`).
+    rich_markup_mode=None,
 )
 _state = {"verbose": False}
 
@@ -34,6 +36,14 @@ FLAG_HINTS = {
     "--mode": "--mode offline quotes the abstracts, --mode llm uses OPENAI_API_KEY or OPENAI_BASE_URL, "
               "--mode auto picks llm when one is set",
 }
+
+
+WHERE_HELP = ("Only papers matching FIELD=VALUE: year=2025, venue=NeurIPS (case and a year in the venue "
+              "name ignored), author=Smith (substring). Repeat to combine (AND).")
+
+
+def _where_option():
+    return typer.Option(None, "--where", metavar="FIELD=VALUE", help=WHERE_HELP)
 
 
 def _settings(**overrides):
@@ -187,12 +197,12 @@ def _read_question(question: str) -> str:
 
 @app.command()
 def ask(
-    question: str = typer.Argument(..., help="The question, in quotes; `-` reads it from stdin."),
-    k: Optional[int] = typer.Option(None, "-k", help="Number of documents to retrieve."),
-    mode: Optional[str] = typer.Option(None, "--mode", help="offline, llm or auto."),
-    model: Optional[str] = typer.Option(None, "--model", help="LLM model name (RAG_LLM_MODEL)."),
+    question: str = typer.Argument(..., metavar="QUESTION", help="The question, in quotes; `-` reads it from stdin."),
+    k: Optional[int] = typer.Option(None, "-k", metavar="N", help="Number of documents to retrieve."),
+    mode: Optional[str] = typer.Option(None, "--mode", metavar="MODE", help="offline, llm or auto."),
+    model: Optional[str] = typer.Option(None, "--model", metavar="NAME", help="LLM model name (RAG_LLM_MODEL)."),
     base_url: Optional[str] = typer.Option(
-        None, "--base-url", help="OpenAI-compatible server URL (OPENAI_BASE_URL)."
+        None, "--base-url", metavar="URL", help="OpenAI-compatible server URL (OPENAI_BASE_URL)."
     ),
     stream: Optional[bool] = typer.Option(
         None, "--stream/--no-stream", help="Stream LLM tokens (default: when stdout is a terminal)."
@@ -201,6 +211,7 @@ def ask(
         False, "-c", "--continue",
         help="Continue the last conversation in the answer log: a follow-up is rewritten from it."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (never streamed)."),
+    where: Optional[List[str]] = _where_option(),
     verbose: bool = VERBOSE,
 ) -> None:
     """Answer a question with citations to the abstracts."""
@@ -228,7 +239,7 @@ def ask(
         searched, client = question, None
         if continue_:
             searched, client, conversation = _continue(question, settings, log, conversation)
-        ans = answer(searched, settings=settings, on_token=show if live else None, llm=client)
+        ans = answer(searched, settings=settings, on_token=show if live else None, llm=client, where=where or None)
     except RagError as e:
         if streamed:  # the tokens on screen are not an answer: say so where they were printed
             from rag.errors import ProviderStreamError
@@ -311,9 +322,10 @@ def _print_answer(ans, streamed: str) -> None:
 
 @app.command()
 def search(
-    query: str = typer.Argument(..., help="What to look for."),
-    k: Optional[int] = typer.Option(None, "-k", help="Number of documents."),
+    query: str = typer.Argument(..., metavar="QUERY", help="What to look for."),
+    k: Optional[int] = typer.Option(None, "-k", metavar="N", help="Number of documents."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list of hits."),
+    where: Optional[List[str]] = _where_option(),
     verbose: bool = VERBOSE,
 ) -> None:
     """Show the retrieved chunks for a query, without composing an answer."""
@@ -325,7 +337,7 @@ def search(
         settings = _settings(k=k)
         check_query(query)
         _open_index(settings)
-        hits = retrieve(query, settings=settings)
+        hits = retrieve(query, settings=settings, where=where or None)
     except RagError as e:
         _fail(e)
     if as_json:
@@ -337,18 +349,24 @@ def search(
 @app.command()
 def sources(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list of documents."),
+    where: Optional[List[str]] = _where_option(),
     verbose: bool = VERBOSE,
 ) -> None:
-    """List the indexed documents with their labels and source files."""
+    """List the indexed documents with their labels, authors, year, venue and source files."""
     try:
         from rag import Index
-        from rag.render import safe
+        from rag.render import byline, plural, safe
 
-        docs = Index.open(_settings()).documents()
+        index = Index.open(_settings())
+        docs = index.documents()
+        if where:
+            keep = {cid.split(":")[0] for cid in index.matching(where)}
+            docs = {did: d for did, d in docs.items() if did in keep}
     except RagError as e:
         _fail(e)
     rows = [
-        {"id": d.id, "label": d.label, "title": d.title, "files": d.sources, "chunks": len(d.chunk_ids)}
+        {"id": d.id, "label": d.label, "title": d.title, "files": d.sources, "chunks": len(d.chunk_ids),
+         "authors": d.authors, "year": d.year, "venue": d.venue, "url": d.url}
         for d in sorted(docs.values(), key=lambda d: d.label.lower())
     ]
     if as_json:
@@ -356,22 +374,24 @@ def sources(
         return
     for r in rows:
         files = ", ".join(safe(Path(f).name) for f in r["files"])
-        typer.echo(f"{r['id']}  {safe(r['label'])}  [{files}]")
-    typer.echo(f"{len(rows)} documents", err=True)
+        by = byline(r["authors"], r["year"], r["venue"])
+        typer.echo(f"{r['id']}  {safe(r['label'])}{' — ' + by if by else ''}  [{files}]")
+    typer.echo(plural(len(rows), "document"), err=True)
 
 
 @app.command()
 def chat(
-    k: Optional[int] = typer.Option(None, "-k", help="Documents retrieved per question (/k changes it)."),
-    mode: Optional[str] = typer.Option(None, "--mode", help="offline, llm or auto (/mode changes it)."),
-    model: Optional[str] = typer.Option(None, "--model", help="LLM model name (RAG_LLM_MODEL)."),
+    k: Optional[int] = typer.Option(None, "-k", metavar="N", help="Documents retrieved per question (/k changes it)."),
+    mode: Optional[str] = typer.Option(None, "--mode", metavar="MODE", help="offline, llm or auto (/mode changes it)."),
+    model: Optional[str] = typer.Option(None, "--model", metavar="NAME", help="LLM model name (RAG_LLM_MODEL)."),
     base_url: Optional[str] = typer.Option(
-        None, "--base-url", help="OpenAI-compatible server URL (OPENAI_BASE_URL)."
+        None, "--base-url", metavar="URL", help="OpenAI-compatible server URL (OPENAI_BASE_URL)."
     ),
     history: bool = typer.Option(
         True, "--history/--no-history",
         help="Keep input history in $XDG_STATE_HOME/rag/chat_history (or RAG_CHAT_HISTORY).",
     ),
+    where: Optional[List[str]] = _where_option(),
     verbose: bool = VERBOSE,
 ) -> None:
     """Chat with the abstracts: follow-up questions, sources and /commands (/help lists them)."""
@@ -394,7 +414,7 @@ def chat(
         prompt = "\001\x1b[1;36m\002›\001\x1b[0m\002 " if out.is_terminal and not out.no_color else "› "
         log = AnswerLog.default(warn=lambda message: err.print(Text(message, style="yellow"), soft_wrap=True))
         code = Chat(settings, read=read, console=out, err_console=err, log=log,
-                    prompt=prompt if reader else "", verbose=_state["verbose"]).run()
+                    prompt=prompt if reader else "", verbose=_state["verbose"], where=where or None).run()
     except RagError as e:
         _fail(e)
     finally:

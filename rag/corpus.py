@@ -1,7 +1,9 @@
 """Read abstracts from files, clean them and de-duplicate them into documents.
 
 Formats: `.txt` (blank-line-separated paragraphs), `.jsonl`, `.json` and `.csv` with an
-`abstract` (or `text`) field and optional `title`, `authors`, `url`, `year`, `venue`, `id`.
+`abstract` (or `text`) field and optional `title`, `authors` (a string or a list), `url`,
+`year`, `venue`, `id`. A `.txt` paragraph may open with a title line (`Title: ...` or a
+Markdown heading `# ...`) followed by `Authors:`/`Year:`/`Venue:`/`URL:` lines.
 Bad files and lines are reported as `Problem`s and skipped; good records are still read.
 """
 from __future__ import annotations
@@ -72,12 +74,79 @@ def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+# The first line of a .txt paragraph may be its title; metadata lines may follow it.
+_HEADING = re.compile(r"^#{1,6}\s+(?P<value>\S.*?)\s*#*\s*$")
+_FIELD_LINE = re.compile(r"^(?P<key>title|authors?|year|venue|url)\s*:\s*(?P<value>.*\S)\s*$", re.I)
+_ABSTRACT_LABEL = re.compile(r"^abstract\s*[:.]\s*", re.I)
+
+
+def split_header(paragraph: str) -> tuple[dict[str, str], str]:
+    """Split a paragraph into its metadata lines and its abstract.
+
+    Metadata is read only from the paragraph's opening lines, and only when the first is a
+    title (`Title: ...` or `# ...`): a line such as "Year: 2025" inside an abstract is text.
+    """
+    lines = paragraph.splitlines()
+    first = lines[0].strip() if lines else ""
+    heading, field = _HEADING.match(first), _FIELD_LINE.match(first)
+    if not heading and not (field and field.group("key").lower() == "title"):
+        return {}, paragraph
+    meta = {"title": (heading or field).group("value").strip()}
+    body_start = 1
+    for line in lines[1:]:
+        m = _FIELD_LINE.match(line.strip())
+        if not m:
+            break
+        key = m.group("key").lower()
+        meta["authors" if key.startswith("author") else key] = m.group("value").strip()
+        body_start += 1
+    body = _ABSTRACT_LABEL.sub("", "\n".join(lines[body_start:]).strip())
+    return meta, body
+
+
 def parse_txt(text: str, source: str) -> Iterator[Record]:
     """Yield one record per blank-line-separated paragraph that is not a header."""
     for m in re.finditer(r"(?:[^\n]|\n(?![ \t\r]*\n))+", text):
-        para = m.group(0).strip()
-        if para and not is_header(para):
-            yield Record(text=para, source=source, line=_line_of(text, m.start()))
+        meta, body = split_header(m.group(0).strip())
+        if body and not is_header(body):
+            meta = {k: v for k, v in ((k, normalize_field(k, v)) for k, v in meta.items()) if v}
+            yield Record(text=body, source=source, line=_line_of(text, m.start()), meta=meta)
+
+
+def _author_names(value: object) -> list[str]:
+    """Author names from a list (of strings or {"name": ...} objects) or a string."""
+    if isinstance(value, (list, tuple)):
+        names = [str(v.get("name") or "") if isinstance(v, dict) else str(v) for v in value]
+        return [" ".join(n.split()) for n in names if n and n.strip()]
+    text = " ".join(str(value).split())
+    if not text:
+        return []
+    parts = re.split(r"\s*;\s*", text) if ";" in text else re.split(r"\s*,\s*|\s+and\s+|\s*&\s*", text)
+    return [p for p in parts if p]
+
+
+def first_author(authors: str | None) -> str | None:
+    """The first name in an authors string ("A. Smith, B. Jones" -> "A. Smith")."""
+    names = _author_names(authors or "")
+    return names[0] if names else None
+
+
+def normalize_field(key: str, value: object) -> str | None:
+    """One metadata value as stored: whitespace collapsed, authors joined, years as four digits."""
+    if value is None:
+        return None
+    if key == "authors":
+        if isinstance(value, (list, tuple)):
+            return ", ".join(_author_names(value)) or None
+        return " ".join(str(value).split()) or None
+    if key == "year":
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        text = str(value).strip()
+        m = re.match(r"^(\d{4})(?:\b|$)", text)  # "2025", "2025-06-01"
+        return m.group(1) if m else (text or None)
+    text = " ".join(str(value).split())
+    return text or None
 
 
 def _record_from_obj(obj: object, source: str, line: int | None, problems: list[Problem]) -> Record | None:
@@ -88,11 +157,9 @@ def _record_from_obj(obj: object, source: str, line: int | None, problems: list[
     if not isinstance(body, str) or not body.strip():
         problems.append(Problem(source, "no `abstract` or `text` field", line))
         return None
-    meta = {k: str(obj[k]).strip() for k in _META_FIELDS if obj.get(k) not in (None, "")}
+    meta = {k: v for k, v in ((k, normalize_field(k, obj.get(k))) for k in _META_FIELDS) if v}
     if obj.get("id") not in (None, ""):
         meta["external_id"] = str(obj["id"])
-    if isinstance(obj.get("authors"), list):
-        meta["authors"] = ", ".join(map(str, obj["authors"]))
     return Record(text=body.strip(), source=source, line=line, meta=meta)
 
 
@@ -244,4 +311,4 @@ def read_corpus(paths: Iterable[Path]) -> Corpus:
     return Corpus(documents=list(by_id.values()), problems=problems, files=[str(f) for f in files])
 
 
-__all__ = ["Corpus", "Record", "read_corpus", "doc_id", "clean"]
+__all__ = ["Corpus", "Record", "read_corpus", "doc_id", "clean", "first_author", "split_header"]

@@ -54,6 +54,9 @@ class Hit:
     lexical_score: float | None = None  # BM25 score, when the lexical retriever found it
     url: str | None = None
     n_chunks: int = 1  # chunks of the whole document
+    authors: str | None = None  # as given in the record, names separated by commas
+    year: str | None = None
+    venue: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -71,6 +74,17 @@ class Citation:
     chunk_id: str = ""
     label: str = ""
     url: str | None = None
+    authors: str | None = None
+    year: str | None = None
+    venue: str | None = None
+    dense_score: float | None = None  # the hit's cosine similarity to the question, when known
+
+    @classmethod
+    def from_hit(cls, n: int, hit: Hit, *, chunk_id: str | None = None, text: str | None = None) -> "Citation":
+        """Cite `hit` as source n (the chunk quoted may be another chunk of the same document)."""
+        return cls(n=n, doc_id=hit.doc_id, title=hit.title, text=hit.text if text is None else text,
+                   score=hit.score, chunk_id=hit.chunk_id if chunk_id is None else chunk_id, label=hit.label,
+                   url=hit.url, authors=hit.authors, year=hit.year, venue=hit.venue, dense_score=hit.dense_score)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

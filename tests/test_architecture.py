@@ -14,8 +14,8 @@ LAYERS = [
     {"rag.llm"},
     {"rag.answering"},
     {"rag.api", "rag"},
-    {"rag.rewrite", "rag.history", "rag.render", "rag.console", "rag.progress", "rag.chat", "rag.doctor",
-     "rag.evals", "rag.eval_cli", "rag.cli"},
+    {"rag.rewrite", "rag.history", "rag.render", "rag.readable", "rag.console", "rag.progress", "rag.chat",
+     "rag.doctor", "rag.evals", "rag.eval_cli", "rag.cli"},
 ]
 
 

@@ -38,7 +38,7 @@ def test_question_follow_up_and_sources(seed_settings, seed_index):
     assert [t.standalone for t in chat.history] == ["What does RoboRefer do?", "What dataset did RoboRefer use?"]
     assert chat.history[0].subject == "RoboRefer"
     assert "RefSpatial" in chat.last.text and "[1]" in chat.last.text
-    assert "[1] RoboRefer  score" in text  # numbered sources after the answer
+    assert "[1] RoboRefer  similarity 0." in text  # numbered sources after the answer
     # /sources prints the whole cited abstract, rebuilt from the store
     abstract = next(p for p in seed_paragraphs() if "we propose RoboRefer" in p)
     assert " ".join(abstract.split()[-12:]) in " ".join(text.split())
@@ -64,7 +64,7 @@ def test_commands(seed_settings):
         "error: /mode takes offline or llm, got 'fast'",
         "error: unknown command /nope (hint: /help lists the commands)",
     ]
-    assert "[2] " in text and "score" in text and "k = 2" in text
+    assert "[2] " in text and "similarity" in text and "k = 2" in text
     for command in ("/sources", "/open N", "/k N", "/mode offline|llm", "/reset", "/help", "/exit"):
         assert command in text
 

@@ -43,7 +43,7 @@ def test_chat_in_a_terminal(seed_index, tmp_path):
         child.sendline("What does RoboRefer do?")
         child.expect(PROMPT)
         first = ANSI.sub("", child.before)
-        assert "we propose RoboRefer" in first and "[1] RoboRefer" in first and "score" in first
+        assert "we propose RoboRefer" in first and "[1] RoboRefer" in first and "similarity" in first
 
         child.sendline("what dataset did it use?")
         child.expect(PROMPT)

@@ -93,3 +93,54 @@ def test_index_folder_that_cannot_be_created_is_a_clear_error(tmp_path, monkeypa
         assert res.exit_code == 4, res.output
         assert "which is a file, not a folder" in res.stderr and "RAG_INDEX_DIR" in res.stderr
         assert len(res.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", ["ask", "search", "sources", "chat"])
+def test_help_shows_no_type_placeholders(command):
+    res = _run(command, "--help")
+    assert res.exit_code == 0 and "--where FIELD=VALUE" in res.stdout
+    assert "<bool>" not in res.stdout and "<list" not in res.stdout
+
+
+def test_ask_prints_readable_text_and_similarity_json_keeps_the_original(seed_settings):
+    question = "What is the sample complexity of the single-timescale actor-critic algorithm?"
+    shown = _run("ask", question).stdout
+    assert "O(ε^-3)" in shown and "\\epsilon" not in shown and "\\textbf" not in shown
+    assert "similarity 0." in shown and "(score" not in shown
+    assert "Global convergence of the single-timescale actor-critic algorithm" in shown  # its label
+    out = json.loads(_run("ask", question, "--json").stdout)
+    assert "\\epsilon" in out["answer"] and out["raw_text"] == out["answer"]
+    cite = out["citations"][0]
+    assert {"authors", "year", "venue", "dense_score", "score"} <= set(cite) and cite["score"] < 0.1
+    assert {"authors", "year", "venue"} <= set(out["sources"][0])
+
+
+def test_search_shows_similarity_not_the_fused_score(seed_settings):
+    res = _run("search", "spiking neural networks", "-k", "2")
+    assert res.exit_code == 0 and res.stdout.count("similarity 0.") == 2 and "score" not in res.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("ask", "x", "--where", "year"), "--where takes FIELD=VALUE"),
+        (("search", "x", "--where", "color=red"), "unknown filter field 'color'"),
+        (("search", "x", "--where", "year=next"), "four digits"),
+        (("sources", "--where", "venue="), "--where takes FIELD=VALUE"),
+        (("chat", "--where", "year=1"), "four digits"),
+        (("ask", "What does BraVE do?", "--where", "year=2031"), "no indexed abstract matches year=2031"),
+        (("search", "BraVE", "--where", "author=Nobody"), "no indexed abstract matches author=Nobody"),
+        (("chat", "--where", "venue=Nowhere"), "no indexed abstract matches venue=Nowhere"),
+    ],
+)
+def test_bad_or_empty_filters_are_one_line_exit_2(seed_settings, args, message):
+    res = _run(*args)
+    assert res.exit_code == 2, res.output
+    assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in res.output
+
+
+def test_sources_json_gains_metadata_fields(seed_settings):
+    docs = json.loads(_run("sources", "--json").stdout)
+    assert {"id", "label", "title", "files", "authors", "year", "venue", "url"} <= set(docs[0])
+    assert "Safe RLHF-V" in {d["label"] for d in docs}

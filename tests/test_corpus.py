@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from rag.clean import clean
-from rag.corpus import doc_id, is_header, read_corpus
+from rag.corpus import doc_id, first_author, is_header, read_corpus
 from rag.errors import UsageError
 from rag.labels import make_label
 
@@ -70,8 +70,8 @@ def test_labels_name_the_introduced_method(needle, label):
 
 
 def test_label_falls_back_to_first_words_and_prefers_titles():
-    text = "We study the value of stochastic predictions in online optimal control with random disturbances."
-    assert make_label(text) == "We study the value of stochastic…"
+    text = "Stochastic predictions are everywhere in control. They help. Nobody knows why, in general."
+    assert make_label(text) == "Stochastic predictions are everywhere in control…"
     assert make_label(text, title="Stochastic predictions") == "Stochastic predictions"
 
 
@@ -107,3 +107,67 @@ def test_bad_files_and_lines_are_reported_and_good_ones_still_read(tmp_path):
 def test_missing_path_is_a_usage_error(tmp_path):
     with pytest.raises(UsageError, match="no such file"):
         read_corpus([tmp_path / "nope"])
+
+
+BODY = ("We introduce a benchmark for robot cooking with 120 recipes and a simulator in which robots must chop, "
+        "stir and plate dishes while keeping the kitchen safe.")
+
+
+@pytest.mark.parametrize(
+    "head, meta",
+    [
+        ("Title: Robot Cooking at Scale", {"title": "Robot Cooking at Scale"}),
+        ("# Robot Cooking at Scale", {"title": "Robot Cooking at Scale"}),
+        ("## Robot Cooking at Scale ##\nAuthors: Maria Rossi, Tom Lee\nYear: 2023\nVenue: CoRL\nURL: http://x.org/1",
+         {"title": "Robot Cooking at Scale", "authors": "Maria Rossi, Tom Lee", "year": "2023", "venue": "CoRL",
+          "url": "http://x.org/1"}),
+        ("TITLE:  Robot   Cooking\nauthor: M. Rossi\nAbstract:", {"title": "Robot Cooking", "authors": "M. Rossi"}),
+    ],
+)
+def test_txt_paragraph_may_open_with_a_title_and_metadata(tmp_path, head, meta):
+    (tmp_path / "a.txt").write_text("Papers\n\n" + head + "\n" + BODY + "\n", encoding="utf-8")
+    (doc,) = read_corpus([tmp_path]).documents
+    assert doc.text == BODY and doc.id == doc_id(BODY)  # adding a title keeps the document id
+    assert {k: getattr(doc, k) for k in meta} == meta
+    assert doc.label == meta["title"]
+
+
+def test_metadata_lines_only_count_after_a_title(tmp_path):
+    para = "Year: 2025 was a good one for robots. " + BODY
+    (tmp_path / "a.txt").write_text(para + "\n\n# Only a heading\n", encoding="utf-8")
+    (doc,) = read_corpus([tmp_path]).documents
+    assert doc.text == para and doc.year is None and doc.title is None
+
+
+@pytest.mark.parametrize(
+    "record, expected",
+    [
+        ({"authors": ["A. Smith", {"name": "B. Müller"}, " "], "year": 2025.0},
+         {"authors": "A. Smith, B. Müller", "year": "2025"}),
+        ({"authors": "A.  Smith and B. Jones", "year": "2025-06-01", "venue": " NeurIPS  2025 "},
+         {"authors": "A. Smith and B. Jones", "year": "2025", "venue": "NeurIPS 2025"}),
+        ({"authors": [], "year": "", "venue": None}, {"authors": None, "year": None, "venue": None}),
+    ],
+)
+def test_record_metadata_is_normalised(tmp_path, record, expected):
+    (tmp_path / "a.jsonl").write_text(json.dumps({"abstract": BODY, **record}) + "\n", encoding="utf-8")
+    (doc,) = read_corpus([tmp_path]).documents
+    assert {k: getattr(doc, k) for k in expected} == expected
+
+
+def test_csv_metadata_columns(tmp_path):
+    (tmp_path / "a.csv").write_text(
+        "Title,Authors,Year,Venue,URL,Abstract\n"
+        f"Robot Cooking,\"Rossi, M.; Lee, T.\",2023,CoRL,http://x,\"{BODY}\"\n", encoding="utf-8")
+    (doc,) = read_corpus([tmp_path]).documents
+    assert (doc.title, doc.authors, doc.year, doc.venue, doc.url) == (
+        "Robot Cooking", "Rossi, M.; Lee, T.", "2023", "CoRL", "http://x")
+
+
+@pytest.mark.parametrize(
+    "authors, first",
+    [("A. Smith, B. Jones", "A. Smith"), ("Rossi, M.; Lee, T.", "Rossi, M."), ("A. Smith and B. Jones", "A. Smith"),
+     ("Solo Author", "Solo Author"), ("", None), (None, None)],
+)
+def test_first_author(authors, first):
+    assert first_author(authors) == first

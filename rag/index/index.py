@@ -17,10 +17,11 @@ from typing import Iterable, Mapping, Sequence
 
 from rag.config import Settings, get_settings
 from rag.corpus import read_corpus
-from rag.errors import BusyError, IndexError_
-from rag.index import lexical
+from rag.errors import BusyError, IndexError_, UsageError
+from rag.index import catalog, lexical
 from rag.index.cache import EmbeddingCache
 from rag.index.embedders import Embedder, bulk_embedder, get_embedder
+from rag.index.filters import Where, WhereLike
 from rag.index.lock import ingest_lock
 from rag.index.names import NAMES_FILE, NameIndex
 from rag.index.paths import IndexPaths, read_only_error
@@ -51,6 +52,8 @@ class Index:
         self._sentences = SentenceIndex()
         self._sentence_vectors: dict = {}
         self._cache: EmbeddingCache | bool | None = None
+        self._catalog: catalog.Catalog | None = None
+        self._matching: dict[tuple[Where, int | None], frozenset[str]] = {}
 
     # -- opening -------------------------------------------------------------------------------
     @classmethod
@@ -85,11 +88,50 @@ class Index:
         return self._embedder
 
     # -- reading -------------------------------------------------------------------------------
-    def retrieve(self, query: str, *, k: int | None = None) -> Retrieval:
-        """The k best chunks for the query (k defaults to the setting), one per document."""
+    def retrieve(self, query: str, *, k: int | None = None, where: WhereLike = None) -> Retrieval:
+        """The k best chunks for the query (k defaults to the setting), one per document.
+
+        `where` keeps only documents whose metadata match (`{"year": 2025, "venue": "NeurIPS",
+        "author": "smith"}`, see `rag.index.filters`); a filter no document passes is a
+        `UsageError` saying so.
+        """
         k = self.settings.resolve_k(k)
-        return hybrid_search(query, k, settings=self.settings, store=self.store, lexical=self.lexical(),
-                             embedder=self.embedder, names=self._names, sentences=self._sentences)
+        flt = Where.parse(where)
+        index = self.lexical()
+        allowed = self.matching(flt) if flt is not None else None
+        if allowed is not None and not allowed:
+            raise UsageError(f"no indexed abstract matches {flt.describe()}",
+                             hint="`rag sources` lists the documents with their year, venue and authors")
+        return hybrid_search(query, k, settings=self.settings, store=self.store, lexical=index,
+                             embedder=self.embedder, names=self._names, sentences=self._sentences,
+                             where=flt, allowed=allowed)
+
+    def matching(self, where: WhereLike) -> frozenset[str]:
+        """Ids of the stored chunks whose documents pass the filter (all chunks for no filter)."""
+        flt = Where.parse(where)
+        cat = self.catalog()
+        if flt is None:
+            return frozenset(cat.ids)
+        key = (flt, cat.version)
+        if key not in self._matching:
+            if len(self._matching) > 32:
+                self._matching.clear()
+            self._matching[key] = cat.matching(flt)
+        return self._matching[key]
+
+    def catalog(self) -> catalog.Catalog:
+        """The filter keys of every chunk BM25 indexes; rebuilt from the store when missing or stale."""
+        self.lexical()  # reloads BM25 (and so the version) when an ingest rebuilt it
+        version = lexical.version(self.paths.lexical)
+        if self._catalog is not None and self._catalog.version == version:
+            return self._catalog
+        cat = catalog.load(self.paths.catalog, version)
+        if cat is None:  # built before filters existed, or by an older version of rag
+            cat = catalog.Catalog.of(self.store.scan(), version)
+            if version is not None:
+                cat.save(self.paths.catalog)
+        self._catalog = cat
+        return cat
 
     def documents(self) -> dict[str, StoredDocument]:
         """Every stored document by id."""
@@ -296,16 +338,21 @@ class Index:
         return ids, texts
 
     def _rebuild_lexical(self) -> int:
-        """Rebuild the BM25, name and sentence indexes from every chunk in the store; return the chunk count."""
+        """Rebuild BM25 and what is kept beside it (names, sentence vectors, the filter catalog)
+        from every chunk in the store; return the chunk count."""
         ids, texts, named, bodies = [], [], [], []
+        keys = catalog.Catalog(None)  # the filter catalog describes the same chunks
         for c in self.store.scan(text=True):
             ids.append(c.id)
             texts.append(((c.title or "") + " " + c.text).strip())
             named.append((c.doc_id, f"{c.label} {c.title or ''} {c.text}"))
             bodies.append((c.id, c.text))
+            keys.add(c)
         names = NameIndex.build(named)
         sentences = SentenceIndex.build(bodies, self._embed_cached)
         lexical.build(ids, texts, self.paths.lexical, extra={NAMES_FILE: names.to_json(), **sentences.files()})
+        keys.version = lexical.version(self.paths.lexical)
+        keys.save(self.paths.catalog)
         return len(ids)
 
     def _embed_cached(self, texts: list[str]):

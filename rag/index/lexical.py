@@ -12,7 +12,9 @@ import shutil
 import tempfile
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import AbstractSet, Sequence
+
+import numpy as np
 
 from rag.clean import clean
 from rag.errors import IndexError_
@@ -62,19 +64,32 @@ class LexicalIndex:
     def __init__(self, bm25, chunk_ids: list[str]) -> None:
         self._bm25 = bm25
         self.chunk_ids = chunk_ids
+        self._mask: tuple[AbstractSet[str], np.ndarray] | None = None
 
-    def search(self, query: str, n: int) -> list[tuple[str, float]]:
-        """Return up to n (chunk_id, score) pairs with a positive score, best first."""
+    def search(self, query: str, n: int, *, only: AbstractSet[str] | None = None) -> list[tuple[str, float]]:
+        """Return up to n (chunk_id, score) pairs with a positive score, best first.
+
+        `only` restricts the ranking to those chunk ids (a metadata filter): the others are
+        masked out of the scores, so the n best admitted chunks come back however rare they are.
+        """
         if not self.chunk_ids or n < 1:
             return []
         tokens = tokenize(query)
         if not tokens:
             return []
         k = min(n, len(self.chunk_ids))
-        docs, scores = self._bm25.retrieve([tokens], k=k, show_progress=False, n_threads=1)
+        mask = self._weights(only) if only is not None else None
+        docs, scores = self._bm25.retrieve([tokens], k=k, show_progress=False, n_threads=1, weight_mask=mask)
         # BM25 pads with zero-score rows when no term matches (every Chinese question):
         # those are not evidence and must not take part in fusion.
         return [(self.chunk_ids[int(i)], float(s)) for i, s in zip(docs[0], scores[0]) if s > 0]
+
+    def _weights(self, only: AbstractSet[str]) -> np.ndarray:
+        """1 for the admitted chunks, 0 for the others (kept for the last set asked about)."""
+        if self._mask is None or self._mask[0] is not only:
+            weights = np.fromiter((cid in only for cid in self.chunk_ids), dtype=np.float32, count=len(self.chunk_ids))
+            self._mask = (only, weights)
+        return self._mask[1]
 
 
 def index_texts(chunk_ids: Sequence[str], texts: Sequence[str]) -> LexicalIndex:

@@ -35,6 +35,10 @@ class IndexPaths:
         return self.root / self.collection / "lexical"
 
     @property
+    def catalog(self) -> Path:
+        return self.root / self.collection / "catalog.json"
+
+    @property
     def embed_cache(self) -> Path:
         return self.root / CACHE_FILE
 

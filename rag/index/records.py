@@ -29,12 +29,15 @@ class StoredChunk:
     year: str | None = None
     venue: str | None = None
     external_id: str | None = None
+    # False when the record predates the stored filter keys (numeric year, venue_key, authors_key).
+    keys_current: bool = True
 
     def to_hit(self, score: float) -> Hit:
         """A retrieval hit for this chunk with the given fused score."""
         return Hit(doc_id=self.doc_id, title=self.title or self.label, text=self.text, score=round(score, 6),
                    chunk_id=self.id, chunk=self.n, start=self.start, end=self.end, label=self.label,
-                   sources=list(self.sources), url=self.url, n_chunks=self.n_chunks or 1)
+                   sources=list(self.sources), url=self.url, n_chunks=self.n_chunks or 1, authors=self.authors,
+                   year=self.year, venue=self.venue)
 
 
 @dataclass
@@ -52,6 +55,7 @@ class StoredDocument:
     year: str | None = None
     venue: str | None = None
     external_id: str | None = None
+    keys_current: bool = True  # see StoredChunk.keys_current
 
     @property
     def complete(self) -> bool:

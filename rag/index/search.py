@@ -12,6 +12,7 @@ import numpy as np
 from rag.config import Settings
 from rag.errors import UsageError
 from rag.index.embedders import Embedder
+from rag.index.filters import Where
 from rag.index.lexical import LexicalIndex
 from rag.index.names import NameIndex
 from rag.index.sentences import SentenceIndex
@@ -58,28 +59,33 @@ def fuse(rankings: list[list[str]], rrf_k: int, weights: list[float] | None = No
 
 
 def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexical: LexicalIndex,
-                  embedder: Embedder, names: NameIndex | None = None,
-                  sentences: SentenceIndex | None = None) -> Retrieval:
+                  embedder: Embedder, names: NameIndex | None = None, sentences: SentenceIndex | None = None,
+                  where: Where | None = None, allowed: frozenset[str] | None = None) -> Retrieval:
     """Return the k best chunks for the query, one per document, best first.
 
     Documents that mention a distinctive name of the question (a method or dataset the
     question asks about) rank first: among thousands of abstracts, a close paper must not
     answer for the one named. Their best chunk is fetched when fusion did not find it.
+
+    With a filter, `allowed` holds the ids of the chunks it admits: every ranking keeps only
+    those (Chroma filters by metadata, or by id for an author filter; BM25 masks the others'
+    scores), so k hits come back whenever k documents match.
     """
     query = check_query(query)
     n = max(settings.candidates, 3 * k)
     t0 = time.perf_counter()
     qvec = embedder.embed_query(query)
     t1 = time.perf_counter()
-    dense = store.query(qvec, n)
+    by_id = sorted(allowed) if allowed is not None and where is not None and where.author is not None else None
+    dense = store.query(qvec, n, where=where, ids=by_id)
     t2 = time.perf_counter()
-    bm25 = lexical.search(query, n)
+    bm25 = lexical.search(query, n, only=allowed)
     if bm25:  # weak BM25 matches (a shared common word) are noise, not evidence
         floor = settings.lexical_min_ratio * bm25[0][1]
         bm25 = [(cid, s) for cid, s in bm25 if s >= floor]
     # Chunks by their closest sentence: a reworded question matches one sentence better than a
     # whole abstract.
-    by_sentence = sentences.rank(qvec, n) if sentences is not None else []
+    by_sentence = sentences.rank(qvec, n, only=allowed) if sentences is not None else []
     t3 = time.perf_counter()
 
     found: dict[str, StoredChunk] = {c.id: c for c, _ in dense}
@@ -100,7 +106,7 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     if wanted:
         have = {found[c].doc_id for c in ranked}
         for did in sorted(wanted - have):  # named, but neither retriever proposed it
-            chunks = store.document_chunks(did)
+            chunks = [c for c in store.document_chunks(did) if allowed is None or c.id in allowed]
             if chunks:
                 found[chunks[0].id] = chunks[0]
                 fused[chunks[0].id] = 0.0

@@ -65,13 +65,20 @@ class SentenceIndex:
         except (OSError, ValueError, KeyError, TypeError):
             return cls()
 
-    def rank(self, query_vector: np.ndarray, n: int) -> list[tuple[str, float]]:
-        """Chunks by their closest sentence to the query: (chunk_id, cosine), best first."""
+    def rank(self, query_vector: np.ndarray, n: int, *, only: frozenset[str] | None = None) -> list[tuple[str, float]]:
+        """Chunks by their closest sentence to the query: (chunk_id, cosine), best first.
+
+        `only`: the chunk ids a filter admits (others are never ranked).
+        """
         if not len(self.vectors):
             return []
         sims = self.vectors @ np.asarray(query_vector, dtype=np.float32)
+        if only is not None:
+            sims = np.where([cid in only for cid in self.chunk_ids], sims, -np.inf)
         best: dict[str, float] = {}
         for i in np.argsort(-sims)[: 8 * n]:
+            if not np.isfinite(sims[i]):
+                break
             cid = self.chunk_ids[i]
             if cid not in best:
                 best[cid] = float(sims[i])

@@ -21,6 +21,7 @@ import numpy as np
 
 from rag.config import Settings
 from rag.errors import IndexError_, UsageError
+from rag.index.filters import Where, fold, venue_key, year_number
 from rag.index.paths import IndexPaths, make_dir, read_only_error
 from rag.index.records import StoredChunk, StoredDocument
 from rag.types import Chunk, Document
@@ -30,6 +31,28 @@ _OPTIONAL = ("authors", "url", "year", "venue", "external_id")
 
 
 # -- the one encoding of metadata --------------------------------------------------------------
+def _encode_meta(doc: Document | None = None, **values: str | None) -> dict[str, Any]:
+    """The optional document fields as stored, with the keys filters match on.
+
+    `year` is stored as a number when it is four digits, so Chroma's `where` matches it
+    exactly; `venue_key` and `authors_key` are folded forms (see rag.index.filters). A field
+    set to None is deleted from the record by Chroma's update.
+    """
+    if doc is not None:
+        values = {key: getattr(doc, key) for key in _OPTIONAL}
+    meta: dict[str, Any] = {}
+    for key in _OPTIONAL:
+        if key in values:
+            meta[key] = values[key] or None
+    if "year" in meta:
+        meta["year"] = year_number(meta["year"]) or meta["year"]
+    if "venue" in meta:
+        meta["venue_key"] = venue_key(meta["venue"]) or None
+    if "authors" in meta:
+        meta["authors_key"] = fold(meta["authors"]) or None
+    return meta
+
+
 def _encode(doc: Document, chunk: Chunk, n_chunks: int) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "n_chunks": n_chunks,
@@ -41,14 +64,12 @@ def _encode(doc: Document, chunk: Chunk, n_chunks: int) -> dict[str, Any]:
         "start": chunk.start,
         "end": chunk.end,
     }
-    for key in _OPTIONAL:
-        if getattr(doc, key):
-            meta[key] = getattr(doc, key)
+    meta.update({k: v for k, v in _encode_meta(doc).items() if v is not None})
     return meta
 
 
 def _encode_update(*, sources: list[str] | None = None, label: str | None = None, title: str | None = None,
-                   n_chunks: int | None = None) -> dict[str, Any]:
+                   n_chunks: int | None = None, meta: Mapping[str, str | None] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if sources is not None:
         out["sources"] = json.dumps(sources, ensure_ascii=False)
@@ -57,6 +78,8 @@ def _encode_update(*, sources: list[str] | None = None, label: str | None = None
         out["title"] = title or ""
     if n_chunks is not None:
         out["n_chunks"] = n_chunks
+    if meta:
+        out.update(_encode_meta(**meta))
     return out
 
 
@@ -78,7 +101,15 @@ def _decode(cid: str, text: str | None, meta: Mapping[str, Any] | None) -> Store
         title=meta.get("title") or None,
         sources=[str(s) for s in sources] if isinstance(sources, list) else [],
         **{key: (str(meta[key]) if meta.get(key) not in (None, "") else None) for key in _OPTIONAL},
+        keys_current=_keys_current(meta),
     )
+
+
+def _keys_current(meta: Mapping[str, Any]) -> bool:
+    """True when the record carries the keys filters match on (written since they exist)."""
+    if meta.get("venue") and "venue_key" not in meta or meta.get("authors") and "authors_key" not in meta:
+        return False
+    return not (isinstance(meta.get("year"), str) and year_number(meta["year"]) is not None)
 
 
 _READ_ONLY_SIGNS = ("readonly database", "read-only file system", "permission denied")
@@ -294,9 +325,13 @@ class Store:
         ChromaVectorStore(chroma_collection=self.collection).add(nodes)
 
     def update_document(self, doc_id: str, *, sources: list[str] | None = None, label: str | None = None,
-                        title: str | None = None, n_chunks: int | None = None) -> None:
-        """Change a document's stored metadata on every one of its chunks (other fields are kept)."""
-        fields = _encode_update(sources=sources, label=label, title=title, n_chunks=n_chunks)
+                        title: str | None = None, n_chunks: int | None = None,
+                        meta: Mapping[str, str | None] | None = None) -> None:
+        """Change a document's stored metadata on every one of its chunks (other fields are kept).
+
+        `meta` sets optional fields (authors, url, year, venue, external_id); None deletes one.
+        """
+        fields = _encode_update(sources=sources, label=label, title=title, n_chunks=n_chunks, meta=meta)
         ids = self.collection.get(where={"doc_id": doc_id}, include=[])["ids"]
         if ids and fields:
             self.collection.update(ids=ids, metadatas=[dict(fields) for _ in ids])
@@ -339,7 +374,7 @@ class Store:
             if doc is None:
                 doc = out[c.doc_id] = StoredDocument(
                     id=c.doc_id, label=c.label, title=c.title, sources=c.sources, chunk_ids=[], n_chunks=c.n_chunks,
-                    **{key: getattr(c, key) for key in _OPTIONAL})
+                    keys_current=c.keys_current, **{key: getattr(c, key) for key in _OPTIONAL})
             doc.chunk_ids.append(c.id)
         return out
 
@@ -362,18 +397,34 @@ class Store:
         return text
 
     @_reading
-    def query(self, vector: np.ndarray, n: int) -> list[tuple[StoredChunk, float]]:
-        """Nearest chunks with their cosine similarity, best first."""
+    def query(self, vector: np.ndarray, n: int, *, where: Where | None = None,
+              ids: Sequence[str] | None = None) -> list[tuple[StoredChunk, float]]:
+        """Nearest chunks with their cosine similarity, best first.
+
+        `ids` limits the search to those chunks (the ones a filter admits, see
+        rag.index.catalog); else Chroma applies `where`'s year and venue to its stored
+        metadata. Either way every result is checked against `where` here.
+        """
+        kwargs: dict[str, Any] = {}
+        if ids is not None:
+            if not ids:
+                return []
+            kwargs["ids"] = list(ids)
+        elif where is not None and (clause := where.chroma_where()):
+            kwargs["where"] = clause
         res = self.collection.query(
             query_embeddings=[[float(x) for x in vector]],
             n_results=max(1, n),
             include=["documents", "metadatas", "distances"],
+            **kwargs,
         )
-        return [
+        out = [
             (_decode(cid, body, meta), 1.0 - float(dist))
             for cid, body, meta, dist in zip(res["ids"][0], res["documents"][0], res["metadatas"][0],
                                              res["distances"][0])
         ]
+        return [(c, sim) for c, sim in out if where is None or where.matches(year=c.year, venue=c.venue,
+                                                                                authors=c.authors)]
 
     @_reading
     def get(self, ids: Sequence[str]) -> dict[str, StoredChunk]:

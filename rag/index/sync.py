@@ -22,6 +22,8 @@ from rag.index.records import StoredDocument
 from rag.index.store import Store
 from rag.types import Chunk, Document, IngestReport
 
+# Document fields kept in the store besides label, title and sources.
+META_FIELDS = ("authors", "url", "year", "venue", "external_id")
 # Progress callback: (stage, done, total).
 Progress = Callable[[str, int, int], None]
 EMBED_BATCH = 8  # chunks per store write: an interrupted run loses at most this many
@@ -34,6 +36,7 @@ class MetadataChange:
     sources: list[str] | None = None
     label: str | None = None
     title: str | None = None
+    meta: dict[str, str | None] | None = None  # authors, url, year, venue, external_id that changed
 
 
 @dataclass
@@ -84,8 +87,12 @@ def plan_sync(
         change = MetadataChange()
         if sorted(entry.sources) != doc.sources:
             change.sources = doc.sources
-        if entry.label != doc.label:  # a better labeller, or a title added to the record
-            change.label, change.title = doc.label, doc.title
+        if entry.label != doc.label or (entry.title or None) != (doc.title or None):
+            change.label, change.title = doc.label, doc.title  # a better labeller, or a title added
+        meta = {key: getattr(doc, key) for key in META_FIELDS
+                if getattr(entry, key) != getattr(doc, key) or not entry.keys_current}
+        if meta:  # authors, year or venue added or corrected in the record, or stored before filters
+            change.meta = meta
         if change != MetadataChange():
             plan.changes[did] = change
         else:
@@ -122,7 +129,8 @@ def apply_plan(
     costs time); `cache(embedder)` opens the embedding cache for its vectors.
     """
     for did, change in plan.changes.items():
-        store.update_document(did, sources=change.sources, label=change.label, title=change.title)
+        store.update_document(did, sources=change.sources, label=change.label, title=change.title,
+                              meta=change.meta)
         report.updated += 1
     report.unchanged += plan.unchanged
 
