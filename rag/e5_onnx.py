@@ -397,11 +397,15 @@ def _nbits(q4: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def build_graph(w: E5Weights) -> bytes:
-    """The encoder (embedding LayerNorm .. last layer, plus masked sum-pooling) as ONNX bytes.
+    """The encoder (embedding LayerNorm .. last layer, then sum-pooling) as ONNX bytes.
 
-    Inputs: `emb` float32 [B, L, H] (word + position + type embeddings, summed in numpy) and
-    `mask` int32 [B, L] (1 = token, 0 = padding). Output: `pooled_sum` float32 [B, 1, H], the sum
-    of the last hidden states over each row's real tokens."""
+    Input `emb`: float32 [B, L, H], word + position + type embeddings (summed in numpy) of B
+    windows that all have L tokens. Output `pooled_sum`: float32 [B, H], the sum of the last
+    hidden states over each window's tokens.
+
+    There is deliberately no padding mask: ORT's CPU MultiHeadAttention runs its fast (flash)
+    path only without one, and windows grouped by exact length were faster than padded, masked
+    batches on 2 cores (abstracts and short queries alike)."""
     h = w.header
     H, FF, NH = h["hidden"], h["ffn"], h["heads"]
     eps = w.eps
@@ -416,31 +420,33 @@ def build_graph(w: E5Weights) -> bytes:
             domain="com.microsoft", K=K, N=N, bits=4, block_size=QK, accuracy_level=4,
         )[0]
 
-    x = g.node("LayerNormalization", ["emb", g.init("emb.ln.w", w.f32("emb.ln.w")),
-                                      g.init("emb.ln.b", w.f32("emb.ln.b"))], axis=-1, epsilon=eps)[0]
+    def add_ln(x: str, y: str | None, name: str) -> str:
+        # Add + LayerNormalization, deliberately not com.microsoft.SkipLayerNormalization: ORT's
+        # CPU kernel for the fused op is several times slower (the session also disables the
+        # SkipLayerNormFusion optimizer).
+        if y is not None:
+            x = g.node("Add", [x, y])[0]
+        return g.node("LayerNormalization", [x, g.init(name + ".w", w.f32(name + ".w")),
+                                             g.init(name + ".b", w.f32(name + ".b"))],
+                      axis=-1, epsilon=eps)[0]
+
+    x = add_ln("emb", None, "emb.ln")
     for layer in range(h["layers"]):
         p = f"l{layer}."
         qkv_w = np.concatenate([w.q4(p + m + ".w", H) for m in ("q", "k", "v")])
         qkv_b = np.concatenate([w.f32(p + m + ".b") for m in ("q", "k", "v")])
         qkv = matmul(x, qkv_w, qkv_b, p + "qkv", 3 * H, H)
         q, k, v = g.node("Split", [qkv, g.init(p + "split", np.array([H, H, H], np.int64))], n_out=3, axis=-1)
-        ctx = g.node("MultiHeadAttention", [q, k, v, "", "mask"], domain="com.microsoft", num_heads=NH)[0]
+        ctx = g.node("MultiHeadAttention", [q, k, v], domain="com.microsoft", num_heads=NH)[0]
         ao = matmul(ctx, w.q4(p + "ao.w", H), w.f32(p + "ao.b"), p + "ao", H, H)
-        x = g.node("SkipLayerNormalization",
-                   [x, ao, g.init(p + "aln.w", w.f32(p + "aln.w")), g.init(p + "aln.b", w.f32(p + "aln.b"))],
-                   domain="com.microsoft", epsilon=eps)[0]
+        x = add_ln(x, ao, p + "aln")
         mid = matmul(x, w.q4(p + "fi.w", FF), w.f32(p + "fi.b"), p + "fi", FF, H)
         mid = g.node("Gelu", [mid], domain="com.microsoft")[0]
         fo = matmul(mid, w.q4(p + "fo.w", H), w.f32(p + "fo.b"), p + "fo", H, FF)
-        x = g.node("SkipLayerNormalization",
-                   [x, fo, g.init(p + "oln.w", w.f32(p + "oln.w")), g.init(p + "oln.b", w.f32(p + "oln.b"))],
-                   domain="com.microsoft", epsilon=eps)[0]
-    maskf = g.node("Cast", ["mask"], to=1)[0]
-    maskf = g.node("Unsqueeze", [maskf, g.init("axis1", np.array([1], np.int64))])[0]
-    g.node("MatMul", [maskf, x], outputs=["pooled_sum"])
-    inputs = [_value_info("emb", 1, ["batch", "seq", H]), _value_info("mask", 6, ["batch", "seq"])]
-    outputs = [_value_info("pooled_sum", 1, ["batch", 1, H])]
-    return g.model(inputs, outputs)
+        x = add_ln(x, fo, p + "oln")
+    g.node("ReduceSum", [x, g.init("axis1", np.array([1], np.int64))], keepdims=0, outputs=["pooled_sum"])
+    inputs = [_value_info("emb", 1, ["batch", "seq", H])]
+    return g.model(inputs, [_value_info("pooled_sum", 1, ["batch", H])])
 
 
 # --------------------------------------------------------------------------------------------
@@ -479,7 +485,8 @@ class E5Onnx:
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         so.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
         so.log_severity_level = 3
-        self._session = ort.InferenceSession(build_graph(w), so, providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(build_graph(w), so, providers=["CPUExecutionProvider"],
+                                             disabled_optimizers=["SkipLayerNormFusion"])
         self._lock = threading.Lock()
 
     # ---- public API ---------------------------------------------------------------------
@@ -520,31 +527,29 @@ class E5Onnx:
             nw = max(1, -(-len(c) // WMAX))
             wins.extend((i, a * WMAX, min(len(c), (a + 1) * WMAX)) for a in range(nw))
         seg_len = np.array([b - a + 2 for _, a, b in wins])
+        # longest first; windows of one exact length share a run (no padding, so no mask)
         order = np.argsort(-seg_len, kind="stable")
         pooled = np.empty((len(wins), H), np.float32)
         bos, eos = self.tokenizer.bos, self.tokenizer.eos
-        start = 0
-        while start < len(order):
-            L = int(seg_len[order[start]])
-            B = max(1, min(len(order) - start, self.batch_tokens // L))
-            idx = order[start:start + B]
-            ids = np.full((B, L), self.tokenizer.eos, np.int64)
-            mask = np.zeros((B, L), np.int32)
+        i = 0
+        while i < len(order):
+            L = int(seg_len[order[i]])
+            cap = max(1, self.batch_tokens // L)
+            j = i + 1
+            while j < len(order) and j - i < cap and seg_len[order[j]] == L:
+                j += 1
+            idx = order[i:j]
+            ids = np.empty((len(idx), L), np.int64)
+            ids[:, 0], ids[:, -1] = bos, eos
             for r, k in enumerate(idx):
                 t, a, b = wins[k]
-                ids[r, 0] = bos
-                ids[r, 1:b - a + 1] = contents[t][a:b]
-                ids[r, b - a + 1] = eos
-                mask[r, : b - a + 2] = 1
-            flat = mask.reshape(-1).astype(bool)
-            emb = np.zeros((B * L, H), np.float32)
-            emb[flat] = self._embed_tokens(ids.reshape(-1)[flat])
-            emb = emb.reshape(B, L, H)
+                ids[r, 1:-1] = contents[t][a:b]
+            emb = self._embed_tokens(ids.reshape(-1)).reshape(len(idx), L, H)
             emb += self._pos_type[:L]
             with self._lock:
-                (out,) = self._session.run(["pooled_sum"], {"emb": emb, "mask": mask})
-            pooled[idx] = out[:, 0, :] / seg_len[idx, None].astype(np.float32)
-            start += B
+                (out,) = self._session.run(["pooled_sum"], {"emb": emb})
+            pooled[idx] = out / np.float32(L)
+            i = j
         # weighted average of each text's windows (weight = content tokens), then L2 norm
         vec = np.zeros((n, H), np.float64)
         wsum = np.zeros(n, np.float64)
