@@ -194,8 +194,8 @@ def _parse(path: Path, buf: mmap.mmap) -> E5Weights:
     blob = bytes(buf[o:o + bloblen])
     o += bloblen
     text = blob.decode("utf-8")  # pieces are whole code points: decode once, cut by char offsets
-    char_offs = _byte_to_char_offsets(blob, offs)
-    pieces = [text[char_offs[i]:char_offs[i + 1]] for i in range(n_pieces)]
+    co = _byte_to_char_offsets(blob, offs).tolist()
+    pieces = [text[a:b] for a, b in zip(co, co[1:])]
 
     n_norm, nm_bytes = struct.unpack_from("<iI", buf, o)
     o += 8
@@ -246,7 +246,7 @@ def _byte_to_char_offsets(blob: bytes, offs: np.ndarray) -> np.ndarray:
     """Char offsets in blob.decode() of the given byte offsets (all on code-point starts)."""
     b = np.frombuffer(blob, dtype=np.uint8)
     is_start = (b & 0xC0) != 0x80
-    starts_before = np.concatenate([[0], np.cumsum(is_start)])
+    starts_before = np.concatenate([[0], np.cumsum(is_start, dtype=np.int32)])
     return starts_before[offs.astype(np.int64)]
 
 
