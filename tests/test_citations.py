@@ -116,3 +116,68 @@ def test_no_sources_means_every_marker_is_invalid():
     check = check_citations("Alpha [1].", 0)
     assert check.cited == [] and check.text == "Alpha."
     assert "no sources were given" in check.problems()[0]
+
+
+# -- a marker is evidence only after a claim ------------------------------------------------------
+LABELS = ["DynamicRAG", "RoboRefer", "For continuous systems modeled by dynamical\u2026"]
+
+
+@pytest.mark.parametrize("text", [
+    "The authors of the DynamicRAG paper are [1].",
+    "DynamicRAG [1] and RoboRefer [2] [3].",
+    "The authors are mentioned in the paper [1].",
+    "DynamicRAG 论文的作者是 [1]。",
+])
+def test_a_sentence_that_only_restates_the_question_and_names_sources_is_marker_only(text):
+    for question in ("Who are the authors of the DynamicRAG paper?", "DynamicRAG 论文的作者是谁？"):
+        check = check_citations(text, 3, question=question, labels=LABELS)
+        if any("\u4e00" <= ch <= "\u9fff" for ch in text) != any("\u4e00" <= ch <= "\u9fff" for ch in question):
+            continue
+        assert check.marker_only == [text] and not check.ok, question
+        assert "its marker stands in for the answer" in check.problems()[0]
+
+
+@pytest.mark.parametrize("question, text", [
+    ("Who are the authors of the DynamicRAG paper?", "The authors are Ada Lovelace and Alan Turing [1]."),
+    ("How does DynamicRAG train its reranker?", "DynamicRAG trains its reranker with reinforcement learning [1]."),
+    ("Which paper introduces a reranker trained with RL?", "DynamicRAG [1]."),
+    ("哪篇论文提出了动态重排序器？", "DynamicRAG [1]。"),
+    ("", "DynamicRAG [1]."),  # no question given: a name is a word
+])
+def test_a_sentence_that_adds_words_or_names_the_paper_asked_for_is_a_claim(question, text):
+    check = check_citations(text, 3, question=question, labels=LABELS if question else ())
+    assert check.ok and check.marker_only == []
+
+
+def test_a_sentence_saying_the_sources_do_not_tell_needs_no_citation():
+    check = check_citations("The abstracts do not mention the authors. DynamicRAG uses RL [1].", 3,
+                            question="Who wrote DynamicRAG?", labels=LABELS)
+    assert check.ok and check.absent == ["The abstracts do not mention the authors."] and not check.refused
+
+
+@pytest.mark.parametrize("text", [
+    "The provided sources do not mention the authors of DynamicRAG.",
+    "I'm sorry, but the authors are not mentioned in the sources. There is no information about them.",
+    "资料中没有提到作者。",
+])
+def test_an_answer_that_only_says_the_sources_do_not_tell_is_a_refusal(text):
+    check = check_citations(text, 3, question="Who wrote DynamicRAG?", labels=LABELS)
+    assert check.refused and check.text == REFUSAL and check.cited == []
+
+
+def test_a_premise_correction_is_not_an_absence():
+    from rag.answering.check import is_absence
+
+    assert not is_absence("BraVE does not evaluate every joint action; it evaluates a linear number of them.")
+    assert not is_absence("SnapViT requires no labeled data.")
+
+
+def test_the_eval_splits_answers_into_the_same_claims_as_the_check():
+    """Groundedness (rag.evals.metrics) and the runtime check share rag.markers.split_claims."""
+    from rag.evals import metrics
+
+    text = "Alpha is a method. [1] Beta is fast [2].\n- Gamma uses graphs"
+    g = metrics.groundedness(text, {1: "Alpha is a method.", 2: "Beta is fast."})
+    check = check_citations(text, 2)
+    assert g.sentences == len(check.claims) == 3
+    assert g.unsupported == ["- Gamma uses graphs"] and check.uncited == ["- Gamma uses graphs"]
