@@ -181,3 +181,25 @@ def test_the_eval_splits_answers_into_the_same_claims_as_the_check():
     check = check_citations(text, 2)
     assert g.sentences == len(check.claims) == 3
     assert g.unsupported == ["- Gamma uses graphs"] and check.uncited == ["- Gamma uses graphs"]
+
+
+def test_the_refusal_next_to_uncited_text_is_the_refusal():
+    check = check_citations(f"T2I-R1, XVerse, DynamicRAG. {REFUSAL}", 3, question="哪些论文研究文本生成图像？",
+                            labels=LABELS)
+    assert check.refused and check.text == REFUSAL
+
+
+def test_a_cited_claim_must_be_held_by_the_source_it_cites():
+    sources = ["DynamicRAG trains its reranker with reinforcement learning.", "RoboRefer uses RefSpatial."]
+    q = "What learning rate does DynamicRAG use?"
+    bad = check_citations("DynamicRAG uses a learning rate of 0.0001 [1].", 2, question=q, labels=LABELS[:2],
+                          sources=sources)
+    assert bad.unsupported == ["DynamicRAG uses a learning rate of 0.0001 [1]."] and not bad.ok
+    good = check_citations("DynamicRAG trains its reranker with reinforcement learning [1].", 2,
+                           question="How is DynamicRAG's reranker trained?", labels=LABELS[:2], sources=sources)
+    assert good.ok
+    # In a Chinese sentence only the Latin names, terms and numbers are compared.
+    zh = check_citations("DynamicRAG 的代码使用 Apache License 2.0 [1]。", 2, question="DynamicRAG 的许可证是什么？",
+                         labels=LABELS[:2], sources=sources)
+    assert zh.unsupported and not check_citations("DynamicRAG 用强化学习训练 [1]。", 2, question="DynamicRAG 怎么训练？",
+                                                   labels=LABELS[:2], sources=sources).unsupported

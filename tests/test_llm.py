@@ -126,9 +126,36 @@ def test_invented_citation_on_an_unsupported_sentence_is_repaired_then_dropped()
                             "RoTO won an award [1][5]. RoTO targets tactile manipulation [1].")
     result = _generate(client)
     assert "has no citation" in client.calls[1][3]["content"]
-    assert result.text == "RoTO won an award [1]. RoTO targets tactile manipulation [1]."
-    assert result.raw_text == "RoTO won an award [1][5]. RoTO targets tactile manipulation [1]."
-    assert result.warnings == ["citation check: citation [5] names source 5, which was not given (only sources 1 to 2 exist)"]
+    assert result.text == "RoTO targets tactile manipulation [1]."
+    assert result.raw_text == "RoTO won an award [3]. RoTO targets tactile manipulation [1]."  # repair no better
+    assert result.repair["fixed"] is False
+    assert result.warnings == [
+        "citation check: citation [3] names source 3, which was not given (only sources 1 to 2 exist)",
+        'citation check: dropped a sentence no source states: "RoTO won an award."',
+    ]
+
+
+def test_a_cited_claim_its_source_does_not_state_is_repaired_then_the_answer_refused():
+    """An unanswerable question answered with an invented number: the citation does not hold it."""
+    reply = "The learning rate used to train RoTO was 0.0001 [1]."
+    client = ScriptedClient(reply, reply)
+    result = generate("What learning rate was used to train RoTO?", _hits(), client=client, prompts=load_prompts())
+    repair = client.calls[1][3]["content"]
+    assert '"The learning rate used to train RoTO was 0.0001 [1]." cites [1], but [1] does not say "0.0001"' in repair
+    assert result.refused and result.text == REFUSAL
+    assert result.warnings == [
+        'citation check: dropped a sentence no source states, whatever it cites: "The learning rate used to train '
+        'RoTO was 0.0001 [1]."',
+        "citation check: no cited claim was left, so the answer is the refusal",
+    ]
+
+
+def test_a_claim_cited_to_the_wrong_source_is_cited_to_the_one_that_states_it():
+    result = _generate(ScriptedClient("Tree-structured action traversal evaluates joint actions [1]."))
+    assert result.text == "Tree-structured action traversal evaluates joint actions [2]."
+    assert result.cited == [1] and result.repair is None
+    assert result.warnings == ["citation check: cited [2] instead of [1] for a sentence only that source states: "
+                               '"Tree-structured action traversal evaluates joint actions."']
 
 
 @pytest.mark.parametrize("reply", [
@@ -145,6 +172,14 @@ def test_a_marker_standing_for_the_answer_is_not_a_citation(reply):
     assert result.refused and result.text == REFUSAL and result.cited == []
     assert result.warnings[-1] == "citation check: no cited claim was left, so the answer is the refusal"
     assert result.repair["fixed"] is False
+
+
+def test_dropping_a_marker_only_sentence_keeps_the_marker_that_opens_the_next_one():
+    reply = "The paper that releases the benchmark is [1]. [1] releases the Robot Tactile Olympiad."
+    result = generate("Which paper releases the benchmark?", _hits(), client=ScriptedClient(reply, reply),
+                      prompts=load_prompts())
+    assert result.text == "[1] releases the Robot Tactile Olympiad [1]."  # cited again by the fallback
+    assert result.cited == [0] and not result.refused
 
 
 def test_a_repair_may_turn_a_marker_only_answer_into_the_refusal():
@@ -337,3 +372,13 @@ def test_error_messages_never_contain_the_key():
     assert "sk-very-secret-123" not in str(err)
     assert "\x1b" not in str(err)
     assert str(err).startswith("OpenAI (model gpt-4o-mini): HTTP 401: bad key *** ")
+
+
+def test_a_sentence_whose_markers_follow_a_chinese_full_stop_is_dropped_whole():
+    from rag.answering.generate import _remove_claims
+    from rag.markers import split_claims
+
+    text = "甲是一个基准 [1]。乙表现出色。[1][2]"
+    bad = [c.text for c in split_claims(text)][1]
+    assert bad == "乙表现出色。 [1][2]"  # split_claims joins the markers back with a space
+    assert _remove_claims(text, {bad}) == "甲是一个基准 [1]。"

@@ -8,9 +8,14 @@ Markers follow `rag.markers`; claims are `rag.markers.split_claims` sentences. T
   at all ("The authors of DynamicRAG are [1].", "DynamicRAG [2] and RoboRefer [3].") states
   nothing; its marker stands in for the answer. It is flagged as marker-only. Naming a paper
   does answer a question that asks which paper or method, so there names count as words;
+- a marker is evidence only for what its source says: given the sources' texts, a cited claim
+  whose own words (those it adds to the question) its cited sources mostly lack ("The learning
+  rate was 0.0001 [1]." when [1] never says 0.0001) is flagged as unsupported. Only words in
+  the sources' script are compared: in a Chinese sentence, its Latin names, terms and numbers;
 - a sentence saying the sources do not tell ("The abstracts do not mention the authors.")
   needs no citation; an answer made only of such sentences is a refusal;
-- the exact refusal sentence means "refused", with no citations.
+- the exact refusal sentence means "refused", with no citations; so does a reply holding the
+  refusal sentence and no cited claim (the rest is what the model could not support).
 """
 from __future__ import annotations
 
@@ -69,6 +74,23 @@ def is_absence(sentence: str) -> bool:
     return bool(_ABSENCE.search(sentence))
 
 
+def _cjk(token: str) -> bool:
+    return "\u3400" <= token[0] <= "\u9fff"
+
+
+def held_share(words: Sequence[str], sources: Sequence[str]) -> float:
+    """Share of the words (compared by stem) that occur in the source texts."""
+    if not words:
+        return 1.0
+    pool = {_stem(t) for text in sources for t in content_tokens(text)}
+    return sum(1 for t in words if _stem(t) in pool) / len(words)
+
+
+def added_words(sentence: str, question: str = "", labels: Sequence[str] = ()) -> list[str]:
+    """The words a sentence adds that a source must hold: its claim words outside CJK script."""
+    return [t for t in claim_words(sentence, question, labels) if not _cjk(t)]
+
+
 def claim_words(sentence: str, question: str = "", labels: Sequence[str] = ()) -> list[str]:
     """The sentence's content words that are not the question's, a source's name or about sources."""
     asked = {_stem(t) for t in content_tokens(question)}
@@ -94,17 +116,18 @@ class CitationCheck:
     empty: bool = False
     k: int = 0
     marker_only: list[str] = field(default_factory=list)  # sentences whose marker stands for the answer
+    unsupported: list[str] = field(default_factory=list)  # cited sentences their sources do not state
     absent: list[str] = field(default_factory=list)  # "the sources do not say" sentences (need no citation)
     claims: list[Claim] = field(default_factory=list)  # every sentence of `text`
 
     @property
     def ok(self) -> bool:
-        return not (self.invalid or self.uncited or self.marker_only or self.empty)
+        return not (self.invalid or self.uncited or self.marker_only or self.unsupported or self.empty)
 
     @property
     def needs_model(self) -> bool:
         """True when a problem remains that only the model can fix (not a removed marker)."""
-        return bool(self.uncited or self.marker_only or self.empty)
+        return bool(self.uncited or self.marker_only or self.unsupported or self.empty)
 
     def marker_problems(self) -> list[str]:
         """One warning per marker naming a source that was not given (removed from the text)."""
@@ -125,6 +148,8 @@ class CitationCheck:
         for sentence in self.marker_only:
             out.append(f'this sentence states nothing the question did not already say; its marker stands in for '
                        f'the answer: "{clip(sentence)}"')
+        for sentence in self.unsupported:
+            out.append(f'the sources this sentence cites do not state it: "{clip(sentence)}"')
         return out
 
 
@@ -140,11 +165,14 @@ def _needs_citation(sentence: str) -> bool:
     return not is_refusal(sentence)
 
 
-def check_citations(text: str, k: int, *, question: str = "", labels: Sequence[str] = ()) -> CitationCheck:
-    """Validate the markers of `text` against sources 1..k and flag uncited and marker-only claims.
+def check_citations(text: str, k: int, *, question: str = "", labels: Sequence[str] = (),
+                    sources: Sequence[str] = (), min_held: float = 0.6) -> CitationCheck:
+    """Validate the markers of `text` against sources 1..k and flag uncited, marker-only and unsupported claims.
 
     `question` and `labels` (the sources' names, in order) decide what a marker-only claim is;
-    without them only the words about sources are discounted.
+    without them only the words about sources are discounted. With `sources` (their texts, in
+    order), a cited claim whose added words its cited sources hold less than `min_held` of is
+    unsupported.
     """
     invalid: list[tuple[str, list[str]]] = []
 
@@ -164,8 +192,11 @@ def check_citations(text: str, k: int, *, question: str = "", labels: Sequence[s
     for m in MARKER.finditer(visible):
         cited.extend(parse_marker(m.group(2), k)[0])
     claims = split_claims(visible)
-    uncited, marker_only, absent, stated = [], [], [], 0
+    uncited, marker_only, unsupported, absent, stated = [], [], [], [], 0
+    said_refusal = False
     for c in claims:
+        if is_refusal(c.text):
+            said_refusal = True
         if not _needs_citation(c.text):
             continue
         if not c.cites:
@@ -175,10 +206,15 @@ def check_citations(text: str, k: int, *, question: str = "", labels: Sequence[s
                 uncited.append(c.text)
         elif not claim_words(c.text, question, labels):
             marker_only.append(c.text)
+        elif sources and held_share(added_words(c.text, question, labels),
+                                    [sources[n - 1] for n in c.cites if 1 <= n <= len(sources)]) < min_held:
+            unsupported.append(c.text)
         else:
             stated += 1
-    if visible and absent and not (stated or uncited or marker_only):
-        # Every sentence says the sources do not tell: a refusal in other words.
+    if visible and ((absent and not (stated or uncited or marker_only or unsupported))
+                    or (said_refusal and not stated)):
+        # Every sentence says the sources do not tell (a refusal in other words), or the reply
+        # holds the refusal and no cited claim: what else it says is unsupported.
         return CitationCheck(text=REFUSAL, cited=[], refused=True, invalid=invalid, k=k, absent=absent)
     return CitationCheck(
         text=visible,
@@ -189,6 +225,7 @@ def check_citations(text: str, k: int, *, question: str = "", labels: Sequence[s
         empty=not visible,
         k=k,
         marker_only=marker_only,
+        unsupported=unsupported,
         absent=absent,
         claims=claims,
     )
