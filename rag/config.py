@@ -102,7 +102,7 @@ class Settings(BaseSettings):
     llm_max_retries: int = Field(3, ge=0, le=20, description="Retries on 429/5xx/timeouts.")
     llm_max_tokens: int = Field(512, ge=16, le=32768, description="Most tokens the LLM may generate per reply (`max_tokens`).")
     llm_context_tokens: int = Field(
-        700, ge=0, le=100_000,
+        450, ge=0, le=100_000,
         description="Budget, in estimated tokens, for the source text of an LLM prompt: each source keeps its "
                     "sentences that best match the question until the budget is spent (0 = whole sources).")
     llm_attach_min_overlap: float = Field(
