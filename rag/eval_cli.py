@@ -102,7 +102,8 @@ def _llm_line(summary: dict) -> str | None:
     return (f"llm: repair calls {llm['repair_calls']}/{n} ({llm['repair_rate']:.2f}), fixed {llm['repairs_fixed']}; "
             f"fallback cited {llm['cited_by_fallback']}, dropped {llm['dropped_by_fallback']}, "
             f"refused {llm['refused_by_fallback']}; retries {llm['retries']}; "
-            f"answers left uncited {llm['uncited_answers']}, marker-only {llm['marker_only_answers']}"
+            f"answers left uncited {llm['uncited_answers']}, marker-only {llm['marker_only_answers']}, "
+            f"unsupported {llm['unsupported_answers']}"
             + (f"; model time p50 {p50 / 1000:.1f} s" if p50 is not None else ""))
 
 

@@ -63,6 +63,18 @@ def test_a_chinese_sentence_is_grounded_by_the_embedders_similarity():
     assert g.score == 0.5 and g.unsupported == ["它的作者是张三。"]
 
 
+def test_across_languages_the_cited_source_must_also_beat_the_others():
+    """multilingual-e5 puts any Chinese ML sentence near any English abstract: closeness alone is not support."""
+    cited, other = "BraVE uses tree-structured action traversal.", "RoTO is a tactile benchmark."
+
+    def similarity(sentence, texts):
+        return [0.84 if "BraVE" in t else 0.83 for t in texts]
+
+    text = "它使用量子计算机 [1]。"
+    assert metrics.groundedness(text, {1: cited}, similarity=similarity).score == 1.0  # no rival given
+    assert metrics.groundedness(text, {1: cited}, similarity=similarity, others=[cited, other]).score == 0.0
+
+
 def test_english_sentences_are_still_judged_by_their_words():
     def similarity(sentence, texts):
         raise AssertionError("not needed for an English answer")

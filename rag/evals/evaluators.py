@@ -163,7 +163,8 @@ def groundedness(ctx: EvalContext) -> Outcome:
     if ctx.refused:
         return Outcome(None)
     chunks = {c.n: c.text for c in ctx.answer.citations}
-    g = m.groundedness(ctx.answer.text, chunks, similarity=_embedder_similarity)
+    others = [h.text for h in ctx.answer.sources]
+    g = m.groundedness(ctx.answer.text, chunks, similarity=_embedder_similarity, others=others)
     if g.score is None:
         return Outcome(0.0, "answer has no sentences") if ctx.answer.text.strip() else Outcome(0.0, "empty answer")
     reason = f"{len(g.unsupported)}/{g.sentences} sentences unsupported: {g.unsupported[0][:80]!r}" if g.unsupported else ""

@@ -11,9 +11,9 @@ from typing import Iterable, Mapping, Sequence
 
 from rag.answering.support import (  # noqa: F401 - content_tokens and support are part of this module's API
     Similarity,
-    best_similarity,
     content_tokens,
     crosses_languages,
+    held_across_languages,
     support,
 )
 from rag.evals.dataset import has_spelling
@@ -96,13 +96,14 @@ class Groundedness:
 
 
 def groundedness(text: str, sources: Mapping[int, str], *, threshold: float = GROUNDED_MIN_OVERLAP,
-                 similarity: Similarity | None = None,
-                 min_similarity: float = GROUNDED_MIN_SIMILARITY) -> Groundedness:
+                 similarity: Similarity | None = None, min_similarity: float = GROUNDED_MIN_SIMILARITY,
+                 others: Sequence[str] = ()) -> Groundedness:
     """Share of sentences whose cited chunks (number -> text) contain >= threshold of their tokens.
 
-    A sentence in another script than its chunks is judged by `similarity` (the embedder's
-    cosine, >= min_similarity) when given. An uncited sentence, or one citing only unknown
-    numbers, is unsupported. None for no sentences.
+    A sentence in another script than its chunks is judged by `similarity` when given: the
+    embedder's cosine with the closest sentence of a cited chunk must reach min_similarity and
+    beat `others` (the retrieved texts it does not cite) by `CROSS_LANGUAGE_MARGIN`. An uncited
+    sentence, or one citing only unknown numbers, is unsupported. None for no sentences.
     """
     claims = [c for c in split_claims(text) if content_tokens(c.text)]
     if not claims:
@@ -113,7 +114,8 @@ def groundedness(text: str, sources: Mapping[int, str], *, threshold: float = GR
         if not evidence:
             ok = False
         elif similarity is not None and crosses_languages(c.text, " ".join(evidence)):
-            ok = max(best_similarity(c.text, e, similarity) for e in evidence) >= min_similarity
+            rivals = [o for o in others if o not in evidence]
+            ok = held_across_languages(c.text, evidence, rivals, similarity, min_similarity)
         else:
             ok = support(c.text, evidence) >= threshold
         if not ok:

@@ -112,7 +112,8 @@ def llm_record(ans: rag.Answer) -> dict[str, Any]:
     left = None
     if not ans.refused:
         labels = [h.label or h.title for h in ans.sources]
-        left = check_citations(ans.text, len(ans.sources), question=ans.question, labels=labels)
+        left = check_citations(ans.text, len(ans.sources), question=ans.question, labels=labels,
+                               sources=[h.text for h in ans.sources])
     return {
         "repair_call": ans.repair is not None,
         "repair_fixed": bool(ans.repair and ans.repair.get("fixed")),
@@ -124,6 +125,7 @@ def llm_record(ans: rag.Answer) -> dict[str, Any]:
         "retries": sum(1 for a in ans.attempts if a.get("outcome") != "ok"),
         "uncited": len(left.uncited) if left else 0,
         "marker_only": len(left.marker_only) if left else 0,
+        "unsupported": len(left.unsupported) if left else 0,
         "llm_ms": round(ans.timings_ms.get("llm", 0.0) + ans.timings_ms.get("llm_repair", 0.0), 2),
     }
 
@@ -146,6 +148,7 @@ def llm_summary(results: list["CaseResult"]) -> dict[str, Any] | None:
         "retries": sum(r["retries"] for r in records),
         "uncited_answers": sum(1 for r in records if r["uncited"]),
         "marker_only_answers": sum(1 for r in records if r["marker_only"]),
+        "unsupported_answers": sum(1 for r in records if r.get("unsupported")),
         "llm_ms_p50": m.percentile([r["llm_ms"] for r in records], 50),
     }
 
