@@ -203,3 +203,10 @@ def test_a_cited_claim_must_be_held_by_the_source_it_cites():
                          labels=LABELS[:2], sources=sources)
     assert zh.unsupported and not check_citations("DynamicRAG 用强化学习训练 [1]。", 2, question="DynamicRAG 怎么训练？",
                                                    labels=LABELS[:2], sources=sources).unsupported
+
+
+def test_numbers_match_whether_written_in_words_or_digits():
+    sources = ["SnapViT generates elastic models in less than five minutes on a single A100 GPU."]
+    check = check_citations("SnapViT takes less than 5 minutes [1].", 1,
+                            question="How long does SnapViT take on a single A100 GPU?", sources=sources)
+    assert not check.unsupported

@@ -37,10 +37,19 @@ Similarity = Callable[[str, Sequence[str]], Sequence[float]]
 CROSS_LANGUAGE_MARGIN = 0.02
 
 
+# Small numbers are written either way ("five minutes", "5 minutes"): compared as digits.
+NUMBER_WORDS = {w: str(n) for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+
+
 def content_tokens(text: str) -> list[str]:
-    """Lower-cased word tokens without markers and stopwords; each CJK character is a token."""
+    """Lower-cased word tokens without markers and stopwords; each CJK character is a token.
+
+    Number words up to twenty become digits.
+    """
     text = clean(strip_markers(text)).casefold()
-    return [t for t in _TOKEN.findall(text) if t not in STOPWORDS]
+    return [NUMBER_WORDS.get(t, t) for t in _TOKEN.findall(text) if t not in STOPWORDS]
 
 
 def support(claim: str, evidence: Sequence[str]) -> float:
