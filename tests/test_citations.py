@@ -210,3 +210,12 @@ def test_numbers_match_whether_written_in_words_or_digits():
     check = check_citations("SnapViT takes less than 5 minutes [1].", 1,
                             question="How long does SnapViT take on a single A100 GPU?", sources=sources)
     assert not check.unsupported
+
+
+def test_words_the_question_asked_count_in_any_inflection():
+    from rag.answering.check import added_words
+
+    q = "How long does SnapViT take on a single A100 GPU to generate elastic models?"
+    assert added_words("SnapViT takes about 5 minutes on a single A100 GPU to generate elastic models [1].", q) == \
+        ["about", "5", "minutes"]
+    assert added_words("It introduced RoTO [1].", "Which paper introduces a benchmark?") == ["roto"]

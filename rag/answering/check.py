@@ -58,10 +58,12 @@ _SUFFIXES = ("ing", "ed", "es", "s")
 
 
 def _stem(word: str) -> str:
+    """A crude stem, so "takes"/"take" and "introduced"/"introduces"/"introduce" compare equal."""
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
 def asks_which(question: str) -> bool:
