@@ -107,3 +107,27 @@ def test_fact_matching_ignores_hyphens_between_cjk_characters(answer):
 def test_hyphens_between_latin_words_still_matter():
     assert has_spelling("tree-structured action traversal", ["tree-structured"])
     assert not has_spelling("a tree structured search", ["tree-structured"])
+
+
+LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct"
+
+
+def test_the_committed_llm_eval_replays_and_passes_its_gate(tmp_path, monkeypatch):
+    """CI: `rag eval --mode llm --check` with no LLM configured replays the answers recorded from the
+    local model (eval/cassettes/) and gates them against eval/baseline-llm.json, whose selection
+    (the stratified --limit 21 subset) it reuses."""
+    monkeypatch.setenv("RAG_LLM_MODEL", LOCAL_MODEL)
+    res = runner.invoke(app, ["eval", "--mode", "llm", "--check", "--questions", str(QUESTIONS),
+                              "--baseline", str(ROOT / "eval" / "baseline-llm.json"),
+                              "--cassettes", str(ROOT / "eval" / "cassettes"), "--out", str(tmp_path), "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["gate"]["ok"] and data["meta"]["model"] == LOCAL_MODEL
+    assert data["meta"]["selection"]["limit"] == 21 and data["meta"]["n_questions"] == 21
+    metrics_ = {k: v["value"] for k, v in data["summary"]["overall"]["metrics"].items()}
+    assert metrics_["citation_validity"] == 1.0
+    assert metrics_["false_refusal"] <= 0.25 and metrics_["refusal_accuracy"] >= 0.8
+    llm = data["summary"]["llm"]
+    assert llm["answers"] == 21 and llm["uncited_answers"] == llm["marker_only_answers"] == 0
+    assert llm["unsupported_answers"] == 0
+    assert "llm: repair calls" in res.stderr
