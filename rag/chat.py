@@ -336,6 +336,8 @@ class Chat:
         self.out.print(sources_text(ans, width=max(40, self.out.width - 6)))
         if ans.mode == "llm":
             tokens = ans.usage.get("total_tokens")
+            if tokens is not None and rw.usage.get("total_tokens"):
+                tokens += rw.usage["total_tokens"]  # the follow-up's rewrite call counts too
             extra = f" · {tokens} tokens" if tokens is not None else ""
             self.out.print(Text(f"llm {safe(ans.model or '')}{extra} · {ans.timings_ms.get('total', 0) / 1000:.1f}s",
                                 style="dim"))

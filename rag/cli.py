@@ -497,10 +497,10 @@ def doctor(
     else:
         from rag.render import safe
 
-        marks = {"pass": "ok  ", "fail": "FAIL", "skip": "skip"}
+        marks = {"pass": "ok  ", "warn": "warn", "fail": "FAIL", "skip": "skip"}
         for c in checks:
             line = f"{marks[c.status]}  {c.name}: {safe(c.detail)}"
-            if c.failed and c.hint:
+            if c.status in ("fail", "warn") and c.hint:
                 line += f" (hint: {safe(c.hint)})"
             typer.echo(line)
     raise typer.Exit(exit_code(checks))

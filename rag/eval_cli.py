@@ -36,7 +36,8 @@ def register(app: typer.Typer) -> None:
         save_baseline: bool = typer.Option(False, "--save-baseline", help="Save this run as the baseline."),
         check: bool = typer.Option(False, "--check", help="Fail when a metric falls more than --tolerance below the baseline."),
         tolerance: float = typer.Option(0.05, "--tolerance", help="Allowed drop of each overall metric (absolute, 0-1)."),
-        baseline: Path = typer.Option(Path("eval/baseline.json"), "--baseline", help="Baseline file."),
+        baseline: Optional[Path] = typer.Option(
+            None, "--baseline", help="Baseline file (default eval/baseline.json; --mode llm: eval/baseline-llm.json)."),
         out: Path = typer.Option(Path("eval/results"), "--out", help="Folder for the JSON result and Markdown report."),
         record: bool = typer.Option(False, "--record", help="LLM mode: save the live answers as a cassette."),
         cassettes: Path = typer.Option(Path("eval/cassettes"), "--cassettes", help="Folder of LLM-mode cassettes."),
@@ -49,6 +50,10 @@ def register(app: typer.Typer) -> None:
         extra_limit: int = typer.Option(5000, "--extra-limit", help="Records taken from the start of --extra-corpus."),
         scale_cache: Optional[Path] = typer.Option(
             None, "--scale-cache", help="Folder of cached scale indexes (default $RAG_EVAL_CACHE or ~/.cache/rag/eval-scale)."),
+        limit: Optional[int] = typer.Option(
+            None, "--limit", help="At most N questions, stratified by type (and language within a type)."),
+        ids: Optional[str] = typer.Option(None, "--ids", help="Only these question ids (comma-separated)."),
+        types: Optional[str] = typer.Option(None, "--type", help="Only these question types (comma-separated)."),
     ) -> None:
         """Score answers on the question set: retrieval, facts, citations, groundedness, refusals."""
         from rag.errors import RagError, UsageError
@@ -68,10 +73,15 @@ def register(app: typer.Typer) -> None:
                 raise UsageError("--record applies to --mode llm only")
             if split not in SPLITS:
                 raise UsageError(f"--split must be dev, test or all, got {split!r}")
+            if limit is not None and limit < 1:
+                raise UsageError(f"--limit must be at least 1, got {limit}")
+            selection = {"limit": limit, "ids": _names(ids), "types": _names(types)}
+            if baseline is None:
+                baseline = LLM_BASELINE if mode == "llm" else OFFLINE_BASELINE
             scale = _scale_spec(extra_corpus, extra_limit, scale_cache, mode=mode, record=record)
             _run(questions=questions, mode=mode, k=k, as_json=as_json, save_baseline=save_baseline, check=check,
                  tolerance=tolerance, baseline=baseline, out=out, record=record, cassettes=cassettes,
-                 judge=judge, strict=strict, split=split, scale=scale)
+                 judge=judge, strict=strict, split=split, scale=scale, selection=selection)
         except RagError as e:
             fail(e)
 
@@ -89,6 +99,49 @@ def _scale_spec(corpus: Optional[Path], limit: int, cache: Optional[Path], *, mo
         raise UsageError("--extra-corpus with --mode llm needs a live LLM and no --record (cassettes hold seed answers)")
     read_extra(corpus, limit)  # a bad file or limit fails now, in one line, not after the seed run
     return ScaleSpec(corpus=corpus, limit=limit, cache=cache)
+
+
+OFFLINE_BASELINE = Path("eval/baseline.json")
+LLM_BASELINE = Path("eval/baseline-llm.json")
+
+
+def _names(value: Optional[str]) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def _select(dataset, selection: dict, base: dict | None):
+    """Apply --limit/--ids/--type; with none given, a baseline's own selection (an LLM subset)."""
+    from rag.evals.dataset import TYPES, Dataset
+    from rag.errors import UsageError
+    from rag.evals.runner import select_cases
+
+    if not any(selection.values()) and base is not None:
+        selection = {**selection, **(base.get("meta", {}).get("selection") or {})}
+    unknown = [t for t in selection.get("types") or [] if t not in TYPES]
+    if unknown:
+        raise UsageError(f"--type: unknown type {', '.join(unknown)} (known: {', '.join(TYPES)})")
+    if not any(selection.values()):
+        return dataset, None
+    cases = select_cases(dataset.cases, ids=selection.get("ids") or (), types=selection.get("types") or (),
+                         limit=selection.get("limit"))
+    if not cases:
+        raise UsageError("no question matches --ids/--type")
+    return Dataset(name=dataset.name, cases=cases, path=dataset.path), selection
+
+
+def _llm_line(summary: dict) -> str | None:
+    """One line on what citation enforcement did in an LLM run."""
+    llm = summary.get("llm")
+    if not llm:
+        return None
+    n = llm["answers"]
+    p50 = llm.get("llm_ms_p50")
+    return (f"llm: repair calls {llm['repair_calls']}/{n} ({llm['repair_rate']:.2f}), fixed {llm['repairs_fixed']}; "
+            f"fallback cited {llm['cited_by_fallback']}, dropped {llm['dropped_by_fallback']}, "
+            f"refused {llm['refused_by_fallback']}; retries {llm['retries']}; "
+            f"answers left uncited {llm['uncited_answers']}, marker-only {llm['marker_only_answers']}, "
+            f"unsupported {llm['unsupported_answers']}"
+            + (f"; model time p50 {p50 / 1000:.1f} s" if p50 is not None else ""))
 
 
 def _llm_answerer(record: bool, cassettes: Path):
@@ -136,10 +189,18 @@ class _Runs:
         return (self.seed, self.scale) if self.scale is not None else None
 
 
-def _progress(err: Console) -> Optional[Callable[[int, int], None]]:
-    """A stderr question counter when stderr is a terminal."""
+def _progress(err: Console, mode: str = "offline") -> Optional[Callable[[int, int], None]]:
+    """A stderr question counter when stderr is a terminal; in LLM mode (slow) a line per question."""
     if not sys.stderr.isatty():
-        return None
+        if mode != "llm":
+            return None
+        import time
+
+        started = time.perf_counter()
+
+        def lines(done: int, total: int) -> None:
+            err.print(f"{done}/{total} questions, {time.perf_counter() - started:.0f} s", markup=False)
+        return lines
 
     def progress(done: int, total: int) -> None:
         err.print(f"\r{done}/{total} questions", end="" if done < total else "\n")
@@ -210,7 +271,8 @@ def _write(runs: _Runs, out: Path, err: Console) -> None:
 
 def _run(*, questions: Optional[Path], mode: str, k: Optional[int], as_json: bool, save_baseline: bool,
          check: bool, tolerance: float, baseline: Path, out: Path, record: bool, cassettes: Path,
-         judge: bool, strict: bool, split: str = "all", scale: Optional[ScaleSpec] = None) -> None:
+         judge: bool, strict: bool, split: str = "all", scale: Optional[ScaleSpec] = None,
+         selection: Optional[dict] = None) -> None:
     """Run the eval (and its scale setting), write the results, print them, save or check the baseline."""
     from rich.console import Console
 
@@ -220,12 +282,14 @@ def _run(*, questions: Optional[Path], mode: str, k: Optional[int], as_json: boo
     from rag.evals.runner import run
 
     base = load_baseline(baseline) if check else None
-    dataset = select_split(load_dataset(questions), split)
+    dataset, selection = _select(select_split(load_dataset(questions), split), selection or {}, base)
     err = Console(stderr=True)
     answer_fn, record_to, settings = _llm_answerer(record, cassettes) if mode == "llm" else (None, None, None)
     evaluators = _evaluators(judge)
-    runs = _Runs(run(dataset, mode=mode, k=k, settings=settings, answer_fn=answer_fn, progress=_progress(err),
+    runs = _Runs(run(dataset, mode=mode, k=k, settings=settings, answer_fn=answer_fn, progress=_progress(err, mode),
                      evaluators=evaluators, split=split))
+    if selection:
+        runs.seed.meta["selection"] = selection
     if scale is not None:
         runs.scale = _run_scale(dataset, scale, mode=mode, k=k, settings=settings, evaluators=evaluators,
                                 split=split, err=err)
@@ -234,6 +298,9 @@ def _run(*, questions: Optional[Path], mode: str, k: Optional[int], as_json: boo
         runs.scale_gate = zero_check(runs.scale) if runs.scale is not None else None
     _write(runs, out, err)
     _print(runs, as_json=as_json, err=err)
+    line = _llm_line(runs.seed.summary)
+    if line:
+        err.print(line, markup=False)
     if record_to is not None:
         err.print(f"cassette saved: {answer_fn.save(record_to, settings)}", markup=False)
     if save_baseline:

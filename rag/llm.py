@@ -58,9 +58,19 @@ class Completion:
     text: str
     model: str | None = None
     usage: dict[str, int] = field(default_factory=dict)
-    latency_ms: float = 0.0
+    latency_ms: float = 0.0  # every attempt and the waits between them
     attempts: int = 1
     finish_reason: str | None = None
+    # One entry per HTTP request made for this completion, failed ones first:
+    # {"attempt": n, "outcome": "ok" or why it failed, "ms": its duration}.
+    tries: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _timeouts(settings: Settings) -> Any:
+    """The httpx timeouts of one request: connect, and the wait for each next byte."""
+    import httpx
+
+    return httpx.Timeout(settings.llm_timeout, connect=settings.llm_connect_timeout)
 
 
 class ChatClient(Protocol):
@@ -264,9 +274,12 @@ class OpenAIChatClient:
                 is_function_calling_model=False,
                 context_window=128_000,
                 temperature=0.0,
+                max_tokens=s.llm_max_tokens,
                 timeout=s.llm_timeout,
                 max_retries=0,  # retries are ours (see chat)
-                additional_kwargs={"stream_options": {"include_usage": True}},
+                # `timeout` is a request option of the SDK, never part of the body. httpx applies
+                # the read timeout to each read, so while streaming it counts from the last byte.
+                additional_kwargs={"stream_options": {"include_usage": True}, "timeout": _timeouts(s)},
             )
         return self._llm
 
@@ -301,8 +314,10 @@ class OpenAIChatClient:
         chat_messages = [ChatMessage(role=m["role"], content=m["content"]) for m in messages]
         max_attempts = self.settings.llm_max_retries + 1
         started = time.perf_counter()  # latency includes retries and their waits
+        tries: list[dict[str, Any]] = []
         for attempt in range(1, max_attempts + 1):
             streamed = 0
+            t_attempt = time.perf_counter()
             try:
                 if on_token is None:
                     resp = llm.chat(chat_messages)
@@ -346,6 +361,8 @@ class OpenAIChatClient:
                     failure = _Failure(ProviderStreamError, f"stream interrupted after {tokens}: {why}", False,
                                        counted=False)
                     self._raise(failure, attempt, err)
+                tries.append({"attempt": attempt, "outcome": self._redact(failure.reason),
+                              "ms": round((time.perf_counter() - t_attempt) * 1000, 2)})
                 if not failure.retryable or attempt == max_attempts:
                     self._raise(failure, attempt, err)
                 if failure.retry_after is not None and failure.retry_after > MAX_RETRY_AFTER:
@@ -353,9 +370,10 @@ class OpenAIChatClient:
                     self._raise(failure, attempt, err)
                 self._sleep(self._delay(attempt, failure.retry_after))
                 continue
-            latency = (time.perf_counter() - started) * 1000
-            return Completion(text=text, model=model, usage=usage, latency_ms=latency, attempts=attempt,
-                              finish_reason=finish)
+            now = time.perf_counter()
+            tries.append({"attempt": attempt, "outcome": "ok", "ms": round((now - t_attempt) * 1000, 2)})
+            return Completion(text=text, model=model, usage=usage, latency_ms=(now - started) * 1000,
+                              attempts=attempt, finish_reason=finish, tries=tries)
         raise AssertionError("unreachable: the loop returns or raises")
 
 

@@ -103,6 +103,7 @@ class Rewrite:
     question: str
     method: str  # "none", "rule" or "llm"
     note: str = ""
+    usage: dict[str, int] = field(default_factory=dict)  # tokens of the LLM call, when one was made
 
     @property
     def changed(self) -> bool:
@@ -342,10 +343,12 @@ def rewrite_llm(
     prompt = template.render(history=format_history(history), question=html.escape(question, quote=False))
     reply = client.chat([{"role": "user", "content": prompt}])
     standalone = clean_reply(reply.text)
+    usage = dict(reply.usage or {})
     if standalone is None:
         fallback = rewrite_rule(question, history, labels=labels, abstract_of=abstract_of)
-        return Rewrite(question, fallback.question, fallback.method, "the model's rewrite was unusable; used the rule")
-    return Rewrite(question, standalone, "llm")
+        return Rewrite(question, fallback.question, fallback.method, "the model's rewrite was unusable; used the rule",
+                       usage=usage)
+    return Rewrite(question, standalone, "llm", usage=usage)
 
 
 def rewrite(

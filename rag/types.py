@@ -108,6 +108,9 @@ class Answer:
     usage: dict[str, int] = field(default_factory=dict)
     # LLM mode: why a citation-repair call was made, the first reply, and whether it fixed them.
     repair: dict[str, Any] | None = None
+    # LLM mode: every HTTP request made, retries included: {"call": "answer"/"repair",
+    # "attempt": n, "outcome": "ok" or why it failed, "ms": its duration}.
+    attempts: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape used by `rag ask --json`: `answer` is the answer text."""
@@ -125,6 +128,7 @@ class Answer:
             "model": self.model,
             "usage": self.usage,
             "repair": self.repair,
+            "attempts": self.attempts,
         }
 
 

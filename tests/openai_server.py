@@ -24,6 +24,7 @@ class Reply:
     )
     model: str = "local-test-model"
     finish_reason: str = "stop"  # "length" plays a reply cut off at the token limit
+    delay: float = 0.0  # seconds between streamed pieces (a slow local model)
 
 
 @dataclass
@@ -142,7 +143,9 @@ class FakeOpenAI:
 
             def _stream(self, reply: Reply, body: dict) -> None:
                 self._start_stream()
-                for piece in _pieces(reply.text):
+                for i, piece in enumerate(_pieces(reply.text)):
+                    if i and reply.delay:
+                        fake._stop.wait(reply.delay)
                     self._event(_chunk(reply, {"content": piece}))
                 self._event(_chunk(reply, {}, finish=reply.finish_reason))
                 if (body.get("stream_options") or {}).get("include_usage"):

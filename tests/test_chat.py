@@ -167,6 +167,7 @@ def test_llm_mode_streams_and_rewrites_with_the_model(seed_settings, terminal):
     else:
         assert text.count("RoboRefer is trained on RefSpatial") == 1  # printed once, not twice
     assert "42 tokens" in text
+    assert "84 tokens" in text  # the follow-up's footer counts its rewrite call too
 
 
 def test_verbose_shows_the_cause(seed_settings):

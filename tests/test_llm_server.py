@@ -41,7 +41,10 @@ def test_plain_reply_with_usage_and_model():
     assert request["body"]["model"] == "local-model"
     assert request["body"]["messages"] == HELLO
     assert request["body"]["stream"] is False
+    assert request["body"]["max_tokens"] == 512  # llm_max_tokens: a small local model must stop
+    assert "timeout" not in request["body"]
     assert request["headers"]["Authorization"] == "Bearer sk-local-secret"
+    assert done.tries == [{"attempt": 1, "outcome": "ok", "ms": done.tries[0]["ms"]}]
 
 
 def test_rate_limit_then_success_honours_retry_after():
@@ -96,6 +99,35 @@ def test_timeout_is_retried_then_reported():
             _client(server, llm_timeout=0.3, llm_max_retries=1).chat(HELLO)
     assert len(server.requests) == 2
     assert time.perf_counter() - started < 4
+
+
+def test_each_retried_request_is_listed_with_why_it_failed():
+    with FakeOpenAI([Stall(5), Reply("Hello.")]) as server:
+        done = _client(server, llm_timeout=0.3).chat(HELLO)
+    assert done.text == "Hello." and done.attempts == 2
+    assert [(t["attempt"], t["outcome"]) for t in done.tries] == [(1, "timed out"), (2, "ok")]
+    assert done.tries[0]["ms"] >= 300 and done.latency_ms >= done.tries[0]["ms"]
+
+
+def test_a_slow_stream_times_out_only_when_a_gap_between_bytes_exceeds_the_timeout():
+    """While streaming, llm_timeout counts from the last byte, not from the request."""
+    slow = "one two three four five six"
+    with FakeOpenAI([Reply(slow, delay=0.25)]) as server:
+        started = time.perf_counter()
+        done = _client(server, llm_timeout=0.6).chat(HELLO, on_token=lambda t: None)
+    assert done.text == slow and time.perf_counter() - started > 1.2  # longer than the timeout in all
+    tokens: list[str] = []
+    with FakeOpenAI([Reply(slow, delay=1.5)]) as server:
+        with pytest.raises(ProviderError, match=r"stream interrupted after 1 token: timed out"):
+            _client(server, llm_timeout=0.6).chat(HELLO, on_token=tokens.append)
+    assert tokens == ["one "]
+
+
+def test_connect_timeout_is_its_own_setting():
+    from rag.llm import _timeouts
+
+    t = _timeouts(Settings(llm_timeout=180, llm_connect_timeout=4))
+    assert (t.connect, t.read, t.write, t.pool) == (4, 180, 180, 180)
 
 
 def test_connection_refused_is_a_provider_error():

@@ -64,7 +64,7 @@ def answer_from(
 
     if chosen == "llm":
         return _answer_llm(question, hits, settings, client=client, on_token=on_token,
-                           timings=dict(retrieval.timings_ms), started=started)
+                           timings=dict(retrieval.timings_ms), started=started, embedder=index.embedder)
     # A long abstract is several chunks: the answer may sit in one that was not retrieved.
     passages = {i: [(c.id, c.text) for c in index.document_chunks(h.doc_id)]
                 for i, h in enumerate(hits[: settings.offline.full_docs]) if h.n_chunks > 1}
@@ -102,13 +102,17 @@ def _answer_llm(
     on_token: Callable[[str], None] | None,
     timings: dict[str, float],
     started: float,
+    embedder=None,
 ) -> Answer:
     """Compose the answer with an LLM and check its citations (see rag.answering.generate)."""
     from rag.answering.generate import answer_hash, generate
     from rag.answering.prompt import load_prompts
+    from rag.answering.support import embedder_similarity
 
     prompts = load_prompts()
-    result = generate(question, hits, client=client, prompts=prompts, on_token=on_token)
+    similarity = embedder_similarity(embedder) if embedder is not None else None
+    result = generate(question, hits, client=client, prompts=prompts, on_token=on_token, settings=settings,
+                      similarity=similarity)
     timings = {**timings, **result.timings_ms, "total": (time.perf_counter() - started) * 1000}
     return Answer(
         question=question,
@@ -124,4 +128,5 @@ def _answer_llm(
         model=result.model,
         usage=result.usage,
         repair=result.repair,
+        attempts=result.attempts,
     )

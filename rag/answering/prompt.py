@@ -4,19 +4,27 @@ Templates are plain text files packaged as `rag.prompts`, with one placeholder s
 `{{name}}`. Each template has a fixed set of variables; a file that uses an unknown one,
 leaves out a required one, or holds a malformed `{{...}}` is rejected when loaded.
 Source text is untrusted: it is escaped so it cannot close the `<sources>` data section.
+
+Prompts are trimmed for small local models: under a token budget each source keeps the
+sentences that best match the question (at least its best one), in their own order, with "…"
+where sentences were left out. The messages keep a stable prefix: the system prompt, then the
+sources, then the question, so a server's prompt cache reuses what two requests share (always
+the system prompt; the whole first request in a repair call).
 """
 from __future__ import annotations
 
 import hashlib
 import html
+import math
 import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from rag.answering.refusal import REFUSAL
+from rag.answering.support import Similarity, cjk_share, content_tokens
 from rag.errors import PromptError
-from rag.text import strip_unsafe
+from rag.text import split_sentences, strip_unsafe
 from rag.types import Hit
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -122,20 +130,93 @@ def _data(text: str, *, attribute: bool = False) -> str:
     return html.escape(strip_unsafe(text), quote=attribute)
 
 
-def format_sources(hits: list[Hit]) -> str:
-    """Number the hits [1]..[k] inside `<source>` delimiters, labels as attributes."""
+def estimate_tokens(text: str) -> int:
+    """Rough token count of text for budgets: ~5 characters a token, one per CJK character."""
+    cjk = sum(1 for ch in text if "\u3400" <= ch <= "\u9fff")
+    return math.ceil((len(text) - cjk) / 5) + cjk
+
+
+_SUFFIX = re.compile(r"(?:ing|ed|es|s)$")
+GAP = " \u2026 "  # between sentences of one source that are not adjacent
+RANK_WEIGHT = 0.02  # a better-ranked source wins ties between equally matching sentences
+
+
+def _stems(text: str) -> set[str]:
+    return {_SUFFIX.sub("", t) if len(t) > 5 else t for t in content_tokens(text)}
+
+
+def _scores(question: str, sentences: list[str], similarity: Similarity | None) -> list[float]:
+    """How well each sentence matches the question: shared words, or the embedder across languages."""
+    asked = _stems(question)
+    lexical = [len(asked & _stems(s)) / len(asked) if asked else 0.0 for s in sentences]
+    if similarity is not None and cjk_share(question) > 0.3:
+        # A Chinese question shares only names with English abstracts: add the cosine.
+        return [x + float(c) for x, c in zip(lexical, similarity(question, sentences))]
+    return lexical
+
+
+def select_passages(question: str, hits: list[Hit], budget: int, *,
+                    similarity: Similarity | None = None) -> list[str]:
+    """Return each hit's text trimmed to its best-matching sentences, all within `budget` tokens.
+
+    Every hit keeps its best sentence; the rest of the budget goes to the next best sentences
+    of any hit. `budget` 0, or texts that fit whole, leave the texts as they are.
+    """
+    texts = [" ".join(h.text.split()) for h in hits]
+    if budget <= 0 or sum(estimate_tokens(t) for t in texts) <= budget:
+        return texts
+    sentences = [[t[s:e] for s, e in split_sentences(t)] or [t] for t in texts]
+    flat = [(i, j, s) for i, group in enumerate(sentences) for j, s in enumerate(group)]
+    scores = _scores(question, [s for _, _, s in flat], similarity)
+    ranked = sorted(range(len(flat)), key=lambda n: (-(scores[n] - RANK_WEIGHT * flat[n][0]), flat[n][0], flat[n][1]))
+    keep: set[tuple[int, int]] = set()
+    spent = 0
+    for n in ranked:  # each hit's best sentence first, whatever it costs
+        i, j, s = flat[n]
+        if not any(key[0] == i for key in keep):
+            keep.add((i, j))
+            spent += estimate_tokens(s)
+    for n in ranked:
+        i, j, s = flat[n]
+        cost = estimate_tokens(s)
+        if (i, j) not in keep and spent + cost <= budget:
+            keep.add((i, j))
+            spent += cost
+    out = []
+    for i, group in enumerate(sentences):
+        parts, last = [], None
+        for j, s in enumerate(group):
+            if (i, j) in keep:
+                if parts and last != j - 1:
+                    parts.append(GAP.strip())
+                parts.append(s)
+                last = j
+        text = " ".join(parts)
+        out.append(("\u2026 " if min(j for (h, j) in keep if h == i) > 0 else "") + text
+                   + (" \u2026" if last != len(group) - 1 else ""))
+    return out
+
+
+def format_sources(hits: list[Hit], texts: list[str] | None = None) -> str:
+    """Number the hits [1]..[k] inside `<source>` delimiters, labels as attributes.
+
+    `texts` replaces the hits' texts (trimmed passages), one per hit.
+    """
     blocks = []
     for n, hit in enumerate(hits, start=1):
         label = _data(" ".join((hit.label or hit.title or hit.doc_id).split()), attribute=True)
-        blocks.append(f'<source n="{n}" label="{label}">\n{_data(hit.text.strip())}\n</source>')
+        body = texts[n - 1] if texts is not None else hit.text
+        blocks.append(f'<source n="{n}" label="{label}">\n{_data(body.strip())}\n</source>')
     return "\n".join(blocks)
 
 
-def build_messages(question: str, hits: list[Hit], prompts: Prompts) -> list[dict[str, str]]:
-    """Return the system and user chat messages for `question` over `hits`."""
+def build_messages(question: str, hits: list[Hit], prompts: Prompts, *, budget: int = 0,
+                   similarity: Similarity | None = None) -> list[dict[str, str]]:
+    """Return the system and user chat messages for `question` over `hits` (trimmed to `budget` tokens)."""
     system = prompts.system.render(refusal=REFUSAL)
+    texts = select_passages(question, hits, budget, similarity=similarity)
     user = prompts.question.render(
-        sources=format_sources(hits), question=_data(question.strip()), refusal=REFUSAL
+        sources=format_sources(hits, texts), question=_data(question.strip()), refusal=REFUSAL
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 

@@ -37,7 +37,8 @@ def answer_from_dict(d: dict[str, Any]) -> Answer:
         sources=[Hit(**h) for h in d.get("sources", [])],
         raw_text=d.get("raw_text", ""), warnings=list(d.get("warnings", [])),
         timings_ms=dict(d.get("timings_ms", {})), settings_hash=d.get("settings_hash", ""),
-        model=d.get("model"), usage=dict(d.get("usage", {})),
+        model=d.get("model"), usage=dict(d.get("usage", {})), repair=d.get("repair"),
+        attempts=list(d.get("attempts", [])),
     )
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -61,9 +62,13 @@ class Dataset:
         return len(self.cases)
 
 
+# A hyphen (or dash) between two CJK characters: "树-结构" is written "树结构".
+_CJK_HYPHEN = re.compile(r"(?<=[\u3400-\u9fff])\s*[-\u2010-\u2015\u2212\uff0d]\s*(?=[\u3400-\u9fff])")
+
+
 def normalize_text(text: str) -> str:
-    """Return text as facts are matched: markup removed by rag.clean, case folded."""
-    return clean(text).casefold()
+    """Return text as facts are matched: markup removed by rag.clean, case folded, no hyphens inside CJK words."""
+    return _CJK_HYPHEN.sub("", clean(text)).casefold()
 
 
 def has_spelling(text: str, spellings: Iterable[str]) -> bool:

@@ -159,11 +159,26 @@ def citation_recall(ctx: EvalContext) -> Outcome:
     return Outcome(value, f"gold not cited: {_docs(ctx, missed)}" if missed and value is not None else "")
 
 
+_SIMILARITY: list = []
+
+
+def _embedder_similarity(sentence: str, texts):
+    """The bundled embedder's cosine, loaded on first use (only answers in another script need it)."""
+    if not _SIMILARITY:
+        import rag
+        from rag.answering.support import embedder_similarity
+        from rag.index.embedders import get_embedder
+
+        _SIMILARITY.append(embedder_similarity(get_embedder(rag.get_settings())))
+    return _SIMILARITY[0](sentence, texts)
+
+
 def groundedness(ctx: EvalContext) -> Outcome:
     if ctx.refused:
         return Outcome(None)
     chunks = {c.n: c.text for c in ctx.answer.citations}
-    g = m.groundedness(ctx.answer.text, chunks)
+    others = [h.text for h in ctx.answer.sources]
+    g = m.groundedness(ctx.answer.text, chunks, similarity=_embedder_similarity, others=others)
     if g.score is None:
         return Outcome(0.0, "answer has no sentences") if ctx.answer.text.strip() else Outcome(0.0, "empty answer")
     reason = f"{len(g.unsupported)}/{g.sentences} sentences unsupported: {g.unsupported[0][:80]!r}" if g.unsupported else ""

@@ -6,25 +6,27 @@ Each takes plain values (ids, strings, numbers) so it can be tested on hand-made
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from rag.clean import clean
-from rag.evals.dataset import has_spelling
-from rag.markers import split_claims, strip_markers
-
-
-_TOKEN = re.compile(r"[\u3400-\u9fff]|[a-z0-9]+(?:[.\-/^][a-z0-9]+)*")
-_STOP = frozenset(
-    "a an the and or of to in on for by with as at from into is are was were be been being it its this "
-    "that these those which who whom whose what when where how than then so such via both also their "
-    "they them we our us can may might will would should could not no do does did has have had".split()
+from rag.answering.support import (  # noqa: F401 - content_tokens and support are part of this module's API
+    Similarity,
+    content_tokens,
+    crosses_languages,
+    held_across_languages,
+    support,
 )
+from rag.evals.dataset import has_spelling
+from rag.markers import split_claims
+
 
 # A sentence counts as grounded when at least this share of its content tokens occur in the
 # text of the chunks it cites (deterministic, no model involved).
 GROUNDED_MIN_OVERLAP = 0.6
+# ... or, for a sentence in another script than its sources (a Chinese answer about English
+# abstracts, where words cannot match), when the embedder's cosine between the sentence and
+# the closest sentence of a cited chunk reaches this.
+GROUNDED_MIN_SIMILARITY = 0.83
 
 
 def citation_validity(markers: Sequence[int], valid: Iterable[int]) -> float | None:
@@ -84,21 +86,6 @@ def citation_recall(cited: Iterable[str], gold: Iterable[str]) -> float | None:
     return len(cited & gold) / len(gold)
 
 
-def content_tokens(text: str) -> list[str]:
-    """Lower-cased word tokens without markers and stopwords; each CJK character is a token."""
-    text = clean(strip_markers(text)).casefold()
-    return [t for t in _TOKEN.findall(text) if t not in _STOP]
-
-
-def support(claim: str, evidence: Sequence[str]) -> float:
-    """Share of the claim's content tokens that occur in the evidence texts."""
-    tokens = content_tokens(claim)
-    if not tokens:
-        return 1.0
-    pool = set(t for e in evidence for t in content_tokens(e))
-    return sum(1 for t in tokens if t in pool) / len(tokens)
-
-
 @dataclass
 class Groundedness:
     """How many answer sentences their cited chunks support, and which do not."""
@@ -108,10 +95,15 @@ class Groundedness:
     unsupported: list[str] = field(default_factory=list)
 
 
-def groundedness(text: str, sources: Mapping[int, str], *, threshold: float = GROUNDED_MIN_OVERLAP) -> Groundedness:
+def groundedness(text: str, sources: Mapping[int, str], *, threshold: float = GROUNDED_MIN_OVERLAP,
+                 similarity: Similarity | None = None, min_similarity: float = GROUNDED_MIN_SIMILARITY,
+                 others: Sequence[str] = ()) -> Groundedness:
     """Share of sentences whose cited chunks (number -> text) contain >= threshold of their tokens.
 
-    An uncited sentence, or one citing only unknown numbers, is unsupported. None for no sentences.
+    A sentence in another script than its chunks is judged by `similarity` when given: the
+    embedder's cosine with the closest sentence of a cited chunk must reach min_similarity and
+    beat `others` (the retrieved texts it does not cite) by `CROSS_LANGUAGE_MARGIN`. An uncited
+    sentence, or one citing only unknown numbers, is unsupported. None for no sentences.
     """
     claims = [c for c in split_claims(text) if content_tokens(c.text)]
     if not claims:
@@ -119,7 +111,14 @@ def groundedness(text: str, sources: Mapping[int, str], *, threshold: float = GR
     bad: list[str] = []
     for c in claims:
         evidence = [sources[n] for n in dict.fromkeys(c.cites) if n in sources]
-        if not evidence or support(c.text, evidence) < threshold:
+        if not evidence:
+            ok = False
+        elif similarity is not None and crosses_languages(c.text, " ".join(evidence)):
+            rivals = [o for o in others if o not in evidence]
+            ok = held_across_languages(c.text, evidence, rivals, similarity, min_similarity)
+        else:
+            ok = support(c.text, evidence) >= threshold
+        if not ok:
             bad.append(c.body)
     return Groundedness((len(claims) - len(bad)) / len(claims), len(claims), bad)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import rag
-from rag.errors import ConfigError, ProviderError, RagError, RagIndexError
+from rag.errors import ConfigError, ProviderError, RagError, RagIndexError, UsageError
 from rag.evals import metrics as m
 from rag.evals.dataset import SPLITS, Case, Dataset
 from rag.evals.evaluators import EVALUATORS, EvalContext, Evaluator
@@ -90,7 +90,7 @@ class RunResult:
 
 
 def _answer_record(ans: rag.Answer, k: int) -> dict[str, Any]:
-    return {
+    record = {
         "text": ans.text,
         "refused": ans.refused,
         "mode": ans.mode,
@@ -99,6 +99,57 @@ def _answer_record(ans: rag.Answer, k: int) -> dict[str, Any]:
         "sources": [{"doc_id": h.doc_id, "label": h.label or h.title} for h in ans.sources[:k]],
         "warnings": list(ans.warnings),
         "timings_ms": dict(ans.timings_ms),
+    }
+    if ans.mode == "llm":
+        record["llm"] = llm_record(ans)
+    return record
+
+
+def llm_record(ans: rag.Answer) -> dict[str, Any]:
+    """What enforcement did to one LLM answer: repair call, fallback, retries, what is left unchecked."""
+    from rag.answering.check import check_citations
+
+    left = None
+    if not ans.refused:
+        labels = [h.label or h.title for h in ans.sources]
+        left = check_citations(ans.text, len(ans.sources), question=ans.question, labels=labels,
+                               sources=[h.text for h in ans.sources])
+    return {
+        "repair_call": ans.repair is not None,
+        "repair_fixed": bool(ans.repair and ans.repair.get("fixed")),
+        "first_refused": bool(ans.repair is None and ans.refused),
+        "cited_by_fallback": sum("citation check: cited [" in w for w in ans.warnings),
+        "dropped_by_fallback": sum("citation check: dropped" in w for w in ans.warnings),
+        "refused_by_fallback": any("so the answer is the refusal" in w for w in ans.warnings),
+        "requests": len(ans.attempts) or None,
+        "retries": sum(1 for a in ans.attempts if a.get("outcome") != "ok"),
+        "uncited": len(left.uncited) if left else 0,
+        "marker_only": len(left.marker_only) if left else 0,
+        "unsupported": len(left.unsupported) if left else 0,
+        "llm_ms": round(ans.timings_ms.get("llm", 0.0) + ans.timings_ms.get("llm_repair", 0.0), 2),
+    }
+
+
+def llm_summary(results: list["CaseResult"]) -> dict[str, Any] | None:
+    """Enforcement over an LLM run: repair-call rate, fallback use, retries, uncited/marker-only answers."""
+    records = [r.answer["llm"] for r in results if r.answer and "llm" in r.answer]
+    if not records:
+        return None
+    n = len(records)
+    calls = sum(r["repair_call"] for r in records)
+    return {
+        "answers": n,
+        "repair_calls": calls,
+        "repair_rate": round(calls / n, 3),
+        "repairs_fixed": sum(r["repair_fixed"] for r in records),
+        "cited_by_fallback": sum(r["cited_by_fallback"] for r in records),
+        "dropped_by_fallback": sum(r["dropped_by_fallback"] for r in records),
+        "refused_by_fallback": sum(r["refused_by_fallback"] for r in records),
+        "retries": sum(r["retries"] for r in records),
+        "uncited_answers": sum(1 for r in records if r["uncited"]),
+        "marker_only_answers": sum(1 for r in records if r["marker_only"]),
+        "unsupported_answers": sum(1 for r in records if r.get("unsupported")),
+        "llm_ms_p50": m.percentile([r["llm_ms"] for r in records], 50),
     }
 
 
@@ -175,7 +226,55 @@ def summarize(results: list[CaseResult], *, model: str | None = None,
         "splits": {s: _groups([r for r in results if r.case.split == s], evaluators) for s in splits},
         "tokens": {"prompt": prompt, "completion": completion, "total": prompt + completion},
         "cost_usd": cost,
+        **({"llm": llm} if (llm := llm_summary(results)) else {}),
     }
+
+
+def select_cases(cases: Sequence[Case], *, ids: Sequence[str] = (), types: Sequence[str] = (),
+                 limit: int | None = None) -> list[Case]:
+    """Pick questions: by id, by type, then at most `limit`, stratified by type.
+
+    The limit is shared out over the types as evenly as it goes (round robin, in the order the
+    types first appear); within a type, over its languages the same way (so a type with picks
+    to spare has at least one question in each language), and within a language the picks are
+    spread evenly over its questions in file order.
+    """
+    picked = list(cases)
+    if ids:
+        known = {c.id for c in picked}
+        unknown = [i for i in ids if i not in known]
+        if unknown:
+            raise UsageError(f"--ids: no question with id {', '.join(unknown)}")
+        wanted = set(ids)
+        picked = [c for c in picked if c.id in wanted]
+    if types:
+        picked = [c for c in picked if c.type in set(types)]
+    if limit is None or limit >= len(picked):
+        return picked
+    by_type: dict[str, list[Case]] = {}
+    for c in picked:
+        by_type.setdefault(c.type, []).append(c)
+    chosen: set[str] = set()
+    for t, n in _share(by_type, limit).items():
+        by_lang: dict[str, list[Case]] = {}
+        for c in by_type[t]:
+            by_lang.setdefault(c.lang, []).append(c)
+        for lang, count in _share(by_lang, n).items():
+            group = by_lang[lang]
+            chosen.update(group[int((i + 0.5) * len(group) / count)].id for i in range(count))
+    return [c for c in picked if c.id in chosen]
+
+
+def _share(groups: dict[str, list[Case]], n: int) -> dict[str, int]:
+    """Deal n picks over the groups round robin (a group gets no more than it holds)."""
+    share = {g: 0 for g in groups}
+    left = min(n, sum(len(v) for v in groups.values()))
+    while left:
+        for g in groups:
+            if left and share[g] < len(groups[g]):
+                share[g] += 1
+                left -= 1
+    return {g: k for g, k in share.items() if k}
 
 
 def prompt_hash(mode: str) -> str | None:
