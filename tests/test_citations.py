@@ -219,3 +219,9 @@ def test_words_the_question_asked_count_in_any_inflection():
     assert added_words("SnapViT takes about 5 minutes on a single A100 GPU to generate elastic models [1].", q) == \
         ["about", "5", "minutes"]
     assert added_words("It introduced RoTO [1].", "Which paper introduces a benchmark?") == ["roto"]
+
+
+def test_a_compound_in_the_source_holds_its_parts():
+    check = check_citations("BraVE uses trees [1].", 1, question="What does BraVE use?", labels=["BraVE"],
+                            sources=["BraVE uses tree-structured action traversal."])
+    assert check.ok

@@ -159,12 +159,12 @@ def test_stream_is_retried_when_it_fails_before_the_first_token():
 def test_generate_streams_then_repairs_over_http():
     hits = [Hit(doc_id="a", title="RoTO", label="RoTO", text="RoTO is a tactile benchmark.", score=1.0)]
     tokens: list[str] = []
-    with FakeOpenAI([Reply("RoTO is a tactile benchmark [2]."), Reply("RoTO is a tactile benchmark [1].")]) as server:
+    with FakeOpenAI([Reply("Researchers love it [2]."), Reply("RoTO is a tactile benchmark [1].")]) as server:
         result = generate("What is RoTO?", hits, client=_client(server), prompts=load_prompts(), on_token=tokens.append)
-    assert "".join(tokens) == "RoTO is a tactile benchmark [2]."
+    assert "".join(tokens) == "Researchers love it [2]."
     assert result.text == "RoTO is a tactile benchmark [1]." and result.cited == [0]
     assert [r["body"]["stream"] for r in server.requests] == [True, False]
-    assert "source 2, which was not given" in server.requests[1]["body"]["messages"][-1]["content"]
+    assert '"Researchers love it." has no citation' in server.requests[1]["body"]["messages"][-1]["content"]
 
 
 runner = CliRunner()

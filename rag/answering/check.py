@@ -84,7 +84,8 @@ def held_share(words: Sequence[str], sources: Sequence[str]) -> float:
     """Share of the words (compared by stem) that occur in the source texts."""
     if not words:
         return 1.0
-    pool = {_stem(t) for text in sources for t in content_tokens(text)}
+    # A compound also holds its parts: "tree-structured" holds "tree" (and "trees").
+    pool = {_stem(p) for text in sources for t in content_tokens(text) for p in {t, *re.split(r"[-/]", t)} if p}
     return sum(1 for t in words if _stem(t) in pool) / len(words)
 
 

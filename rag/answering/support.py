@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 from rag.clean import clean
 from rag.markers import strip_markers
-from rag.text import split_sentences
+from rag.text import safe, split_sentences
 
 _TOKEN = re.compile(r"[\u3400-\u9fff]|[a-z0-9]+(?:[.\-/^][a-z0-9]+)*")
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -46,9 +46,10 @@ NUMBER_WORDS = {w: str(n) for n, w in enumerate(
 def content_tokens(text: str) -> list[str]:
     """Lower-cased word tokens without markers and stopwords; each CJK character is a token.
 
-    Number words up to twenty become digits.
+    Number words up to twenty become digits; escape sequences and control characters (which a
+    terminal would act on, not show) are no part of any word.
     """
-    text = clean(strip_markers(text)).casefold()
+    text = clean(safe(strip_markers(text))).casefold()
     return [NUMBER_WORDS.get(t, t) for t in _TOKEN.findall(text) if t not in STOPWORDS]
 
 
