@@ -221,12 +221,14 @@ def test_cli_stream_with_a_malformed_event_says_the_answer_is_incomplete(seed_se
 
 
 def test_cli_stream_whose_repair_call_fails_is_not_shown_as_final(seed_settings, monkeypatch):
-    """The first reply streamed completely but cites a source that was not given; the repair fails."""
+    """The first reply streamed completely but cites a source that was not given for a claim no
+    source states (so no deterministic fix applies); the repair call fails."""
     monkeypatch.setenv("RAG_LLM_MAX_RETRIES", "0")
-    with FakeOpenAI([Reply("BraVE uses trees [42]."), Status(500, message="boom")]) as server:
+    reply = "BraVE was first tested on lunar rovers [42]."
+    with FakeOpenAI([Reply(reply), Status(500, message="boom")]) as server:
         result = runner.invoke(app, ["ask", "--base-url", server.base_url, "--stream", "What does BraVE use?"])
     assert result.exit_code == 3, result.output
-    assert result.stdout == "BraVE uses trees [42].\n(answer incomplete: it could not be checked)\n"
+    assert result.stdout == f"{reply}\n(answer incomplete: it could not be checked)\n"
     _one_error_line(result, "HTTP 500: boom after 1 attempt")
 
 

@@ -115,7 +115,7 @@ LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct"
 def test_the_committed_llm_eval_replays_and_passes_its_gate(tmp_path, monkeypatch):
     """CI: `rag eval --mode llm --check` with no LLM configured replays the answers recorded from the
     local model (eval/cassettes/) and gates them against eval/baseline-llm.json, whose selection
-    (the stratified --limit 21 subset) it reuses."""
+    (the 21 ids of the stratified --limit 21 subset drawn from the question set of the recording) it reuses."""
     monkeypatch.setenv("RAG_LLM_MODEL", LOCAL_MODEL)
     res = runner.invoke(app, ["eval", "--mode", "llm", "--check", "--questions", str(QUESTIONS),
                               "--baseline", str(ROOT / "eval" / "baseline-llm.json"),
@@ -123,7 +123,7 @@ def test_the_committed_llm_eval_replays_and_passes_its_gate(tmp_path, monkeypatc
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["gate"]["ok"] and data["meta"]["model"] == LOCAL_MODEL
-    assert data["meta"]["selection"]["limit"] == 21 and data["meta"]["n_questions"] == 21
+    assert len(data["meta"]["selection"]["ids"]) == 21 and data["meta"]["n_questions"] == 21
     metrics_ = {k: v["value"] for k, v in data["summary"]["overall"]["metrics"].items()}
     assert metrics_["citation_validity"] == 1.0
     assert metrics_["false_refusal"] <= 0.25 and metrics_["refusal_accuracy"] >= 0.8
