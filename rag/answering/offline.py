@@ -172,13 +172,13 @@ def compose(
     asks_for_paper = bool(_ASKS_FOR_PAPER.search(question))
     if crosslingual:
         sims = sims + t.crosslingual_shift  # e5 scores a Chinese question against English text lower
-    _score(pool, sims, focus, t, lexical=bool(focus) and not crosslingual, asks_for_paper=asks_for_paper,
+    weights = {x: _idf(x, pool) for x in focus}  # rare words across the retrieved sentences weigh more
+    _score(pool, sims, weights, t, lexical=bool(focus) and not crosslingual, asks_for_paper=asks_for_paper,
            named=bool(wanted), quantity=bool(_ASKS_FOR_QUANTITY.search(question)),
            phrases=_phrases(question, name_terms))
     if about_paper_only:
         for c in pool:
             c.score = max(c.score, t.min_evidence + c.meaning * 0.1 - t.rank_penalty * c.hit_index)
-    weights = {x: _idf(x, pool) for x in focus}
     chosen = _choose(pool, q_terms=focus, weights=weights, many=many, t=t)
     # The answer's evidence: its best sentence, or what its sentences state together (a
     # question about two papers is answered by a sentence of each).
@@ -223,10 +223,10 @@ def _has_phrase(pair: tuple[str, str], seq: list[str]) -> bool:
     return any(x == pair[0] and y == pair[1] for x, y in zip(seq, seq[1:]))
 
 
-def _score(pool: list[Candidate], sims: np.ndarray, focus: list[str], t: OfflineSettings, *, lexical: bool,
+def _score(pool: list[Candidate], sims: np.ndarray, weights: dict[str, float], t: OfflineSettings, *, lexical: bool,
            asks_for_paper: bool, named: bool, quantity: bool = False,
            phrases: list[tuple[str, str]] | None = None) -> None:
-    """Set each candidate's evidence score (see `compose`).
+    """Set each candidate's evidence score (see `compose`); `weights` are the focus words' IDFs.
 
     When the question names its paper, the paper is settled and the evidence is whether a
     sentence states what is asked: meaning and focus words together (a sentence close in
@@ -239,7 +239,7 @@ def _score(pool: list[Candidate], sims: np.ndarray, focus: list[str], t: Offline
     """
     span = max(t.similarity_high - t.similarity_low, 1e-6)
     meaning = np.clip((sims - t.similarity_low) / span, 0.0, 1.0)
-    weights = {x: _idf(x, pool) for x in focus}
+    focus = list(weights)
     total = sum(weights.values()) or 1.0
     by_doc: dict[int, list[Candidate]] = {}
     for c in pool:

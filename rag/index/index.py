@@ -206,11 +206,6 @@ class Index:
         self._sentence_vectors = self._sentences.vector_of()
         return index
 
-    def names(self) -> NameIndex:
-        """The names the corpus knows (loaded with, and as fresh as, the BM25 index)."""
-        self.lexical()
-        return self._names
-
     def _lexical_in_memory(self) -> lexical.LexicalIndex:
         ids, texts = self._lexical_rows()
         return lexical.index_texts(ids, texts)
