@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from common import pct  # noqa: E402
 from make_corpus import OUT, make  # noqa: E402
-from scale import NOISE, questions_for, sentence_vectors, settings_for  # noqa: E402
+from scale import questions_for, sentence_vectors, settings_for, synthetic_vectors  # noqa: E402
 
 VENUES = ["NeurIPS 2025", "ICML", "ICLR", "CVPR"]
 FILTERS = {
@@ -58,11 +58,7 @@ def build(n: int, index_dir: Path) -> dict:
     rng, meta_rng = np.random.default_rng(n), random.Random(n)
     for start in range(0, n, 5000):
         part = docs[start : start + 5000]
-        base = np.stack([sent[d["seed_sentences"]].mean(axis=0) for d in part])
-        noise = rng.standard_normal(base.shape).astype(np.float32)
-        noise /= np.linalg.norm(noise, axis=1, keepdims=True)
-        vecs = base / np.linalg.norm(base, axis=1, keepdims=True) + NOISE * noise
-        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        vecs = synthetic_vectors(part, sent, rng)
         documents = {d["id"]: Document(id=d["id"], text=d["abstract"], label=d["title"][:40] or d["id"],
                                        title=d["title"], sources=[str(path)], **metadata(start + j, meta_rng))
                      for j, d in enumerate(part)}

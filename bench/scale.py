@@ -63,6 +63,17 @@ def sentence_vectors():
     return np.asarray(vecs, dtype=np.float32)
 
 
+def synthetic_vectors(part: list[dict], sent, rng):
+    """Unit vectors for documents: the mean of their seed sentences' real vectors plus noise."""
+    import numpy as np
+
+    base = np.stack([sent[d["seed_sentences"]].mean(axis=0) for d in part])
+    noise = rng.standard_normal(base.shape).astype(np.float32)
+    noise /= np.linalg.norm(noise, axis=1, keepdims=True)
+    vecs = base / np.linalg.norm(base, axis=1, keepdims=True) + NOISE * noise
+    return vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+
+
 def settings_for(index_dir: Path):
     from rag.config import Settings
 
@@ -86,11 +97,7 @@ def build_synthetic(n: int, index_dir: Path) -> dict:
     batch = 5000
     for start in range(0, n, batch):
         part = docs[start : start + batch]
-        base = np.stack([sent[d["seed_sentences"]].mean(axis=0) for d in part])
-        noise = rng.standard_normal(base.shape).astype(np.float32)
-        noise /= np.linalg.norm(noise, axis=1, keepdims=True)
-        vecs = base / np.linalg.norm(base, axis=1, keepdims=True) + NOISE * noise
-        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        vecs = synthetic_vectors(part, sent, rng)
         documents = {d["id"]: Document(id=d["id"], text=d["abstract"], label=d["title"][:40] or d["id"],
                                        title=d["title"], sources=[str(path)]) for d in part}
         chunks = [Chunk(id=f"{d['id']}:0", doc_id=d["id"], n=0, text=d["abstract"], start=0, end=len(d["abstract"]))

@@ -58,6 +58,17 @@ def seed_settings(seed_index, monkeypatch) -> Settings:
     return get_settings()
 
 
+def small_question_set(tmp_path: Path, ids: tuple[str, ...]) -> Path:
+    """A questions file holding only the eval questions with these ids."""
+    import json
+
+    rows = [line for line in (ROOT / "eval" / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+            if line.strip() and json.loads(line)["id"] in ids]
+    path = tmp_path / "small.jsonl"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
 def seed_paragraphs() -> list[str]:
     """The seed abstracts as raw paragraphs (headers excluded), for building small corpora."""
     from rag.corpus import parse_txt

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from conftest import small_question_set as _small_set
 from rag.cli import app
 from rag.evals.dataset import load_dataset
 from rag.evals.gate import DEFAULT_TOLERANCE, compare, load_baseline
@@ -15,14 +16,6 @@ ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS = ROOT / "eval" / "questions.jsonl"
 BASELINE = ROOT / "eval" / "baseline.json"
 runner = CliRunner()
-
-
-def _small_set(tmp_path: Path, ids: tuple[str, ...]) -> Path:
-    rows = [line for line in QUESTIONS.read_text(encoding="utf-8").splitlines()
-            if line.strip() and json.loads(line)["id"] in ids]
-    p = tmp_path / "small.jsonl"
-    p.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    return p
 
 
 def test_offline_eval_stays_within_tolerance_of_the_committed_baseline(seed_index):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from conftest import small_question_set as _small_set
 from rag.cli import app
 from rag.config import Settings
 from rag.evals.scale import ScaleError, ScaleSpec, cache_key, cache_root, read_extra, seed_files
@@ -106,14 +107,6 @@ def test_cache_key_changes_with_the_corpus_the_limit_the_seeds_and_the_index_set
     (tmp_path / "empty").mkdir()
     with pytest.raises(ScaleError, match="no seed abstracts"):
         seed_files(Settings(data_dir=str(tmp_path / "empty"), index_dir=str(tmp_path / "i")))
-
-
-def _small_set(tmp_path: Path, ids: tuple[str, ...]) -> Path:
-    rows = [line for line in QUESTIONS.read_text(encoding="utf-8").splitlines()
-            if line.strip() and json.loads(line)["id"] in ids]
-    p = tmp_path / "small.jsonl"
-    p.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    return p
 
 
 @pytest.mark.slow
