@@ -159,3 +159,18 @@ def test_answer_api_quotes_and_cites_the_other_chunk_of_a_long_abstract(seed_set
     assert "74.5" in ans.text
     assert all(c.text and c.chunk_id.startswith(c.doc_id) for c in ans.citations)
     assert any("74.5" in c.text for c in ans.citations)
+
+
+def test_a_quoted_background_sentence_brings_the_papers_own_answer_after_it():
+    # "Existing methods ..." describes prior work: quoted alone it reads as the paper's claim
+    # (the trap of a false-premise question); the paper's own answer is the next sentence.
+    hit = _hit("Delta", "Existing planners evaluate every joint action exhaustively, which is slow. "
+               "We propose Delta, which evaluates a linear number of joint actions with a tree. "
+               "Delta is tested on three robot tasks.")
+    res = compose("Why does Delta evaluate every joint action exhaustively?", [hit])
+    assert not res.refused
+    assert "Existing planners evaluate every joint action" in res.text
+    assert "a linear number of joint actions" in res.text
+    # A sentence about the paper's own work needs no follower.
+    own = compose("Which robot tasks is Delta tested on?", [hit])
+    assert "three robot tasks" in own.text and "Existing planners" not in own.text

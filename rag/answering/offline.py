@@ -27,12 +27,18 @@ _QUESTION_WORDS = set(tokenize(
     "introduces present presents describe describes method methods approach approaches "
     "tell me about explain mention mentions report reports any there according corpus "
     "main key idea contribution contributions many much need needs kind type types called name named "
-    "give list show find use uses used using achieve achieves achieved obtain obtains reach reaches"
+    "give list show find use uses used using achieve achieves achieved obtain obtains reach reaches "
+    "has have had anyone someone somebody ever"
 ))
 _ASKS_FOR_PAPER = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:paper|papers|work|method|model|framework|system|benchmark|approach)\b|\bpropos|\bintroduc", re.I)
 # Questions whose answer may span papers ("which papers ...", "compare ...").
 _ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|works|methods|approaches|studies|models|both|compare[sd]?|"
                                r"comparison|versus|vs\.?)\b|哪些|比较", re.I)
+# A sentence about prior work or the problem ("Existing methods ...", "However, most ...") is the
+# abstract's context: what the paper itself does is stated after it.
+_BACKGROUND = re.compile(r"^(?:existing|prior|previous|current|conventional|traditional|standard|typical|most|many|"
+                         r"however|despite|although|while|yet|unfortunately|recent|recently)\b", re.I)
+_OWN_WORK = re.compile(r"\b(?:we|our|this (?:paper|work))\b", re.I)
 _INTRO = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+)?(?:propose|introduce|present|develop|release)\b", re.I)
 
 # The thresholds (coverage, gains, bonuses) are the `offline` settings group: see
@@ -188,6 +194,7 @@ def compose(
             label = hits[allowed[0]].label or hits[allowed[0]].title
             return _refuse(f"The {label} abstract does not state it.", evidence)
         return _refuse("", evidence)
+    chosen = _with_followers(chosen, pool)  # context for the reader, not evidence
     return OfflineResult(_render(chosen, hits), _cited(chosen), False, evidence, _quoted_chunks(chosen))
 
 
@@ -313,6 +320,24 @@ def _choose(
         covered |= {t for t in q_terms if _matches(t, pick.terms)}
     # Read in source order: by document rank, then position in the abstract.
     return sorted(chosen, key=lambda c: (c.hit_index, c.chunk, c.start))
+
+
+def _with_followers(chosen: list[Candidate], pool: list[Candidate]) -> list[Candidate]:
+    """Add, after each quoted background sentence, the next sentence of its abstract.
+
+    A sentence about prior work or the problem ("Existing methods evaluate every action") reads as
+    the paper's claim when quoted alone, and the paper's own answer ("we ...") follows it. Only a
+    background sentence that does not itself speak of the paper's work gets its follower.
+    """
+    out = list(chosen)
+    for c in chosen:
+        if not _BACKGROUND.match(c.text) or _OWN_WORK.search(c.text):
+            continue
+        after = [x for x in pool if x.hit_index == c.hit_index and x.chunk == c.chunk and x.start > c.start]
+        nxt = min(after, key=lambda x: x.start, default=None)
+        if nxt is not None and nxt not in out:
+            out.append(nxt)
+    return sorted(out, key=lambda c: (c.hit_index, c.chunk, c.start))
 
 
 def _render(chosen: list[Candidate], hits: list[Hit]) -> str:

@@ -119,6 +119,18 @@ def recall_at_k(ctx: EvalContext) -> Outcome:
     return Outcome(value, f"not retrieved in top {ctx.k}: {_docs(ctx, missed)}" if missed else "")
 
 
+def recall_at_k_named(ctx: EvalContext) -> Outcome:
+    """Recall@k over the questions that identify their paper (not `distractor_may_answer`).
+
+    A question that only describes a topic may be answered as well by another paper among
+    thousands, so its gold abstract's rank measures luck as much as retrieval; a question
+    naming its paper has exactly one right abstract. Scored in both settings, so they compare.
+    """
+    if ctx.case.distractor_may_answer:
+        return Outcome(None)
+    return recall_at_k(ctx)
+
+
 def mrr(ctx: EvalContext) -> Outcome:
     value = m.reciprocal_rank(ctx.retrieved, ctx.case.gold_ids)
     return Outcome(value, "" if not value or value == 1 else f"first gold at rank {round(1 / value)}")
@@ -237,6 +249,8 @@ def passed(ctx: EvalContext) -> Outcome:
 
 EVALUATORS: tuple[Evaluator, ...] = (
     Evaluator("recall_at_k", "retrieval recall@k", recall_at_k, short="recall@k"),
+    Evaluator("recall_at_k_named", "recall@k, questions naming their paper", recall_at_k_named,
+              short="recall@k named"),
     Evaluator("mrr", "retrieval MRR", mrr, short="MRR"),
     Evaluator("fact_recall", "fact recall", fact_recall, short="fact recall"),
     Evaluator("all_facts", "answers with all facts", all_facts, short="all facts"),
