@@ -101,6 +101,10 @@ class Settings(BaseSettings):
     lexical_weight: float = Field(0.25, ge=0, description="Weight of the BM25 ranking in fusion (dense = 1).")
     sentence_weight: float = Field(
         1.0, ge=0, description="Weight of the ranking by closest sentence in fusion (dense = 1).")
+    translated_weight: float = Field(
+        1.0, ge=0,
+        description="Weight in fusion of the BM25 ranking of a Chinese question's dictionary translation "
+                    "(rag.index.translate; 0 turns it off). Chosen on the eval's dev split.")
     lexical_min_ratio: float = Field(
         0.5, ge=0, le=1, description="BM25 hits scoring under this share of the best BM25 hit are dropped.")
     answer_mode: Literal["auto", "llm", "offline"] = Field("auto", description="`auto`, `llm` or `offline`.")

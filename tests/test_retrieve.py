@@ -34,7 +34,7 @@ def test_retrieval_is_deterministic(seed_settings):
         ("Which paper introduces a tactile manipulation benchmark?", "RoTO"),
         ("quaternion spiking neural network", "QSHNN"),
         ("T2I-R1", "T2I-R1"),
-        ("哪篇论文研究视频中的时间方向？", "ArrowRL"),  # Chinese: only the dense retriever can match
+        ("哪篇论文研究视频中的时间方向？", "ArrowRL"),  # Chinese: dense, and BM25 over its dictionary translation
     ],
 )
 def test_gold_document_is_found_first(seed_settings, query, label):
@@ -43,9 +43,15 @@ def test_gold_document_is_found_first(seed_settings, query, label):
 
 def test_zero_score_bm25_results_never_enter_fusion(seed_settings):
     index = default_index(seed_settings)
-    assert index.lexical().search("视频中的时间方向", 10) == []
-    res = index.retrieve("视频中的时间方向", k=5)
-    assert all(h.lexical_score is None for h in res.hits)
+    assert index.lexical().search("视频中的时间方向", 10) == []  # CJK bigrams match no English abstract
+    res = index.retrieve("xyzzy plugh frobnicate", k=5)  # words no abstract has
+    assert len(res.hits) == 5 and all(h.lexical_score is None for h in res.hits)
+
+
+def test_a_chinese_question_gets_a_lexical_ranking_from_its_translation(seed_settings):
+    res = default_index(seed_settings).retrieve("哪篇论文研究机器人操作中的触觉？", k=5)
+    assert any(h.lexical_score for h in res.hits)
+    assert res.hits[0].label == "RoTO"
 
 
 def test_lexical_tokens_are_stemmed_without_stopwords():

@@ -17,6 +17,7 @@ from rag.answering.refusal import REFUSAL
 from rag.clean import clean
 from rag.config import OfflineSettings
 from rag.index.lexical import CJK, tokenize
+from rag.index.translate import is_chinese
 from rag.text import split_sentences
 from rag.types import Hit
 
@@ -56,13 +57,6 @@ class Candidate:
     chunk: int = 0  # which passage of the hit's document the sentence is in
     chunk_id: str = ""
     meaning: float = 0.0  # closeness of meaning to the question, 0-1
-
-
-def is_crosslingual(question: str) -> bool:
-    """True when the question is mostly CJK, so word overlap with English text means little."""
-    cjk = len(CJK.findall(question))
-    latin = len(re.findall(r"[A-Za-z]", question))
-    return cjk > 0 and cjk >= latin / 3
 
 
 def _candidates(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | None = None) -> list[Candidate]:
@@ -164,7 +158,7 @@ def compose(
     if not pool:
         return _refuse()
 
-    crosslingual = is_crosslingual(question)
+    crosslingual = is_chinese(question)
     name_terms = {x for n in (named or {}) for x in tokenize(n, compounds=True)}
     focus = [x for x in terms if x not in name_terms and not CJK.match(x)]
     # With the paper settled by its name, every sentence of it is "about" the name: what

@@ -16,6 +16,7 @@ from rag.index.filters import Where
 from rag.index.lexical import LexicalIndex
 from rag.index.names import NameIndex
 from rag.index.sentences import SentenceIndex
+from rag.index.translate import english_query, is_chinese
 from rag.index.records import StoredChunk
 from rag.index.store import Store
 from rag.text import normalize_question
@@ -79,7 +80,10 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     by_id = sorted(allowed) if allowed is not None and where is not None and where.author is not None else None
     dense = store.query(qvec, n, where=where, ids=by_id)
     t2 = time.perf_counter()
-    bm25 = lexical.search(query, n, only=allowed)
+    # A Chinese question shares no word with English abstracts: BM25 reads its dictionary
+    # translation instead, with its own weight.
+    chinese = is_chinese(query)
+    bm25 = lexical.search(english_query(query) if chinese else query, n, only=allowed)
     if bm25:  # weak BM25 matches (a shared common word) are noise, not evidence
         floor = settings.lexical_min_ratio * bm25[0][1]
         bm25 = [(cid, s) for cid, s in bm25 if s >= floor]
@@ -97,7 +101,7 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
         [[c.id for c, _ in dense], [cid for cid, _ in bm25 if cid in found],
          [cid for cid, _ in by_sentence if cid in found]],
         settings.rrf_k,
-        [1.0, settings.lexical_weight, settings.sentence_weight],
+        [1.0, settings.translated_weight if chinese else settings.lexical_weight, settings.sentence_weight],
     )
 
     named, unknown = names.lookup(query) if names is not None else ({}, [])
