@@ -137,6 +137,15 @@ def test_a_sentence_that_only_restates_the_question_and_names_sources_is_marker_
         assert "its marker stands in for the answer" in check.problems()[0]
 
 
+@pytest.mark.parametrize("text", [
+    "The sources state that DynamicRAG was trained on a GPU [2].",  # recorded from the local model
+    "This is stated in the first source [2][3].",
+])
+def test_a_sentence_reporting_what_a_source_says_without_a_new_word_is_marker_only(text):
+    check = check_citations(text, 3, question="How many GPUs were used to train DynamicRAG?", labels=LABELS)
+    assert check.marker_only == [text]
+
+
 @pytest.mark.parametrize("question, text", [
     ("Who are the authors of the DynamicRAG paper?", "The authors are Ada Lovelace and Alan Turing [1]."),
     ("How does DynamicRAG train its reranker?", "DynamicRAG trains its reranker with reinforcement learning [1]."),

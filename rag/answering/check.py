@@ -32,7 +32,11 @@ _META_WORDS = frozenset(
     "paper papers source sources abstract abstracts article articles study studies work works text "
     "answer question mentioned mention mentions according cited cite cites listed given provided "
     "following above below respectively etc named called titled shown described see refer refers "
-    "reference references number numbered yes".split()
+    "reference references number numbered yes "
+    # Verbs and ordinals that report what a source says ("The sources state that ...", "This is
+    # stated in the first source."): they point at a source, they say nothing about the world.
+    "state states stated say says said report reports reported indicate indicates indicated "
+    "first second third fourth fifth last former latter".split()
 )
 # A question that asks which paper, method or work: naming one answers it.
 _ASKS_WHICH = re.compile(
