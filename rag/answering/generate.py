@@ -27,6 +27,7 @@ from rag.answering.prompt import Prompts, build_messages, build_repair
 from rag.answering.refusal import REFUSAL
 from rag.answering.support import Similarity, best_similarity, crosses_languages, held_across_languages, support
 from rag.config import Settings
+from rag.index.names import extract_names
 from rag.llm import CUT_SHORT, ChatClient, Completion, TokenSink
 from rag.markers import find_markers, split_claims, strip_markers
 from rag.types import Hit
@@ -90,21 +91,38 @@ class _Attacher:
             others = texts[:best] + texts[best + 1:]
             held = held_across_languages(sentence, [texts[best]], others, self.similarity, self.min_similarity)
             return [best + 1] if held else []
-        return self._best([support(sentence, [t]) for t in texts], sentence)
+        return self._best(self._only_naming(sentence, [support(sentence, [t]) for t in texts]), sentence)
 
     def holders(self, sentence: str, question: str, labels: Sequence[str]) -> list[int]:
         """1-based numbers of the source (or two) holding the words a cited sentence adds."""
         words = added_words(sentence, question, labels)
         if not self.hits or not words:
             return []
-        return self._best([held_share(words, [h.text]) for h in self.hits], sentence, words)
+        scores = self._only_naming(sentence, [held_share(words, [h.text]) for h in self.hits])
+        return self._best(scores, sentence, words)
+
+    def _only_naming(self, sentence: str, scores: list[float]) -> list[float]:
+        """Zero the scores of sources that do not mention a paper or method the sentence names.
+
+        "XVerse was trained on a single GPU" is about XVerse: a source that never mentions XVerse
+        cannot state it, however many of its other words it shares. Names no source mentions
+        say nothing about which source holds the sentence and are ignored.
+        """
+        texts = [f"{h.label} {h.title or ''} {h.text}".casefold() for h in self.hits]
+        names = [n.casefold() for n in extract_names(strip_markers(sentence))]
+        names = [n for n in names if any(n in t for t in texts)]
+        if not names:
+            return scores
+        return [s if any(n in t for n in names) else 0.0 for s, t in zip(scores, texts)]
 
     def _best(self, scores: list[float], sentence: str, words: list[str] | None = None) -> list[int]:
         best = max(range(len(scores)), key=lambda i: (scores[i], -i))
         if scores[best] >= self.min_overlap:
             return [best + 1]
         # A sentence about two papers: the two best sources together.
-        second = max((i for i in range(len(scores)) if i != best), key=lambda i: (scores[i], -i), default=None)
+        # (A source scoring 0 adds no word to the pair, or was ruled out by `_only_naming`.)
+        second = max((i for i in range(len(scores)) if i != best and scores[i] > 0), key=lambda i: (scores[i], -i),
+                     default=None)
         if second is None:
             return []
         pair = [self.hits[best].text, self.hits[second].text]
