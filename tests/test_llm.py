@@ -161,8 +161,11 @@ def test_a_claim_cited_to_the_wrong_source_is_cited_to_the_one_that_states_it():
 def test_a_claim_about_a_named_paper_is_never_recited_to_a_source_that_does_not_name_it():
     # Recorded from the local model: "XVerse was trained on a single GPU [2]" after [1] (XVerse)
     # failed the check, because [2] shared the word "single". Here: RoTO's claim, BraVE's words.
-    claim = "RoTO evaluates joint actions with tree-structured traversal [1]."
-    result = _generate(ScriptedClient(claim, claim))  # the repair repeats it
+    claim = "RoTO evaluates joint actions with tree-structured traversal on a GPU [1]."
+    hits = _hits()
+    hits[1].text += " Training takes one hour on a GPU."  # "GPU" names no paper: no reason to cite [2]
+    result = generate("Which benchmark targets tactile manipulation?", hits, client=ScriptedClient(claim, claim),
+                      prompts=load_prompts())  # the repair repeats the claim
     assert "[2]" not in result.text and result.refused
     assert all("instead of" not in w for w in result.warnings)
 

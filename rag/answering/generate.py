@@ -105,12 +105,13 @@ class _Attacher:
         """Zero the scores of sources that do not mention a paper or method the sentence names.
 
         "XVerse was trained on a single GPU" is about XVerse: a source that never mentions XVerse
-        cannot state it, however many of its other words it shares. Names no source mentions
-        say nothing about which source holds the sentence and are ignored.
+        cannot state it, however many of its other words it shares. Only names in a source's label
+        or title count as paper names; terms many papers use ("GPU", "LLM") do not.
         """
         texts = [f"{h.label} {h.title or ''} {h.text}".casefold() for h in self.hits]
-        names = [n.casefold() for n in extract_names(strip_markers(sentence))]
-        names = [n for n in names if any(n in t for t in texts)]
+        titles = " ".join(f"{h.label} {h.title or ''}" for h in self.hits).casefold()
+        # Paper names: the sentence's names that label a source ("XVerse"), not shared terms ("GPU").
+        names = [n.casefold() for n in extract_names(strip_markers(sentence)) if n.casefold() in titles]
         if not names:
             return scores
         return [s if any(n in t for n in names) else 0.0 for s, t in zip(scores, texts)]
