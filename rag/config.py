@@ -313,7 +313,11 @@ def _config_file(env: Mapping[str, str], cwd: Path) -> Path | None:
             raise ConfigError(f"RAG_CONFIG points to {p}, which is not a file")
         return p
     p = cwd / CONFIG_FILE_NAME
-    return p if p.is_file() else None
+    try:
+        return p if p.is_file() else None
+    except OSError as e:  # an unreadable working folder: say so rather than guess there is no config
+        raise ConfigError(f"cannot look for {CONFIG_FILE_NAME} in {cwd}: {e.strerror or e}",
+                          hint="run rag from a folder you can read, or set RAG_CONFIG") from None
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

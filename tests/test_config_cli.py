@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from rag.cli import app
@@ -51,3 +52,17 @@ def test_click_usage_errors_are_one_line_exit_2():
     res = subprocess.run([str(rag), "ask", "--no-such-flag", "x"], capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr.strip() == "error: No such option: --no-such-flag (hint: see `rag ask --help`)"
+
+
+def test_an_unreadable_working_folder_is_a_config_error_not_a_traceback(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from rag.config import load_settings
+    from rag.errors import ConfigError
+
+    def refuse(self):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "is_file", refuse)  # as os.stat does in a folder without read access
+    with pytest.raises(ConfigError, match="cannot look for rag.toml"):
+        load_settings(env={}, cwd=tmp_path)
