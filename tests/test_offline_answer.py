@@ -174,3 +174,12 @@ def test_a_quoted_background_sentence_brings_the_papers_own_answer_after_it():
     # A sentence about the paper's own work needs no follower.
     own = compose("Which robot tasks is Delta tested on?", [hit])
     assert "three robot tasks" in own.text and "Existing planners" not in own.text
+
+
+def test_the_follower_of_a_background_sentence_is_the_papers_own_sentence_that_answers_best():
+    hit = _hit("Eps", "Existing guidance methods require differentiable target models. "
+               "Diffusion models are widely used for molecules. "
+               "Our approach is differentiability-free and needs no target gradients. "
+               "Eps is tested on three benchmarks.")
+    res = compose("Why does Eps guidance require differentiable target models?", [hit])
+    assert "Existing guidance methods" in res.text and "differentiability-free" in res.text

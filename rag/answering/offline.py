@@ -320,18 +320,21 @@ def _choose(
 
 
 def _with_followers(chosen: list[Candidate], pool: list[Candidate]) -> list[Candidate]:
-    """Add, after each quoted background sentence, the next sentence of its abstract.
+    """Add, after each quoted background sentence, the paper's own answer to it.
 
     A sentence about prior work or the problem ("Existing methods evaluate every action") reads as
-    the paper's claim when quoted alone, and the paper's own answer ("we ...") follows it. Only a
-    background sentence that does not itself speak of the paper's work gets its follower.
+    the paper's claim when quoted alone; the paper's own answer comes later in the abstract, in a
+    sentence about its own work ("we ...", "our approach ..."): the one of those scoring best for
+    the question, else the next sentence. Only a background sentence that does not itself speak of
+    the paper's work gets a follower.
     """
     out = list(chosen)
     for c in chosen:
         if not _BACKGROUND.match(c.text) or _OWN_WORK.search(c.text):
             continue
         after = [x for x in pool if x.hit_index == c.hit_index and x.chunk == c.chunk and x.start > c.start]
-        nxt = min(after, key=lambda x: x.start, default=None)
+        own = [x for x in after if _OWN_WORK.search(x.text)]
+        nxt = max(own, key=lambda x: (x.score, -x.start)) if own else min(after, key=lambda x: x.start, default=None)
         if nxt is not None and nxt not in out:
             out.append(nxt)
     return sorted(out, key=lambda c: (c.hit_index, c.chunk, c.start))
