@@ -183,3 +183,19 @@ def test_the_follower_of_a_background_sentence_is_the_papers_own_sentence_that_a
                "Eps is tested on three benchmarks.")
     res = compose("Why does Eps guidance require differentiable target models?", [hit])
     assert "Existing guidance methods" in res.text and "differentiability-free" in res.text
+
+
+def test_a_sentence_denying_the_questions_assumption_is_quoted_too():
+    from rag.config import OfflineSettings
+
+    hit = _hit("Zeta", "Zeta splits the reward into a prompt-free part and a prompt-related part. "
+               "Toy examples show the prompt-free and prompt-related rewards characterise the reward model. "
+               "The split is computed in closed form and requires no extra models.")
+    only_best = OfflineSettings(min_gain=1.0)  # no sentence is added for the words it covers
+    res = compose("Which extra model is trained to extract the prompt-free and prompt-related rewards?", [hit],
+                  thresholds=only_best, similarity=lambda sentences, q: np.full(len(sentences), 0.9))
+    assert not res.refused and "requires no extra models" in res.text
+    # "prompt-free" is a name the question itself uses, not a denial of "prompt".
+    from rag.answering.offline import _denies
+    assert not _denies("the prompt-free reward", "prompt", "What is the prompt-free reward?")
+    assert _denies("it is label-free", "label", "How many labels does it need?")

@@ -191,7 +191,7 @@ def compose(
             label = hits[allowed[0]].label or hits[allowed[0]].title
             return _refuse(f"The {label} abstract does not state it.", evidence)
         return _refuse("", evidence)
-    chosen = _with_followers(chosen, pool)  # context for the reader, not evidence
+    chosen = _with_denial(_with_followers(chosen, pool), pool, focus, question)  # context for the reader, not evidence
     return OfflineResult(_render(chosen, hits), _cited(chosen), False, evidence, _quoted_chunks(chosen))
 
 
@@ -338,6 +338,32 @@ def _with_followers(chosen: list[Candidate], pool: list[Candidate]) -> list[Cand
         if nxt is not None and nxt not in out:
             out.append(nxt)
     return sorted(out, key=lambda c: (c.hit_index, c.chunk, c.start))
+
+
+def _denies(text: str, term: str, question: str) -> bool:
+    """True when the text denies the (stemmed) term: "no extra models", "without labels", "label-free".
+
+    "X-free" is a denial only when the question does not itself say "X-free" ("prompt-free reward"
+    and "model-free RL" are names of things, not denials, when the question uses them).
+    """
+    t = re.escape(term)
+    if re.search(rf"\b(?:no|not|without|never|free of)[\s-]+(?:\w+[\s-]+)?{t}\w*", text, re.I):
+        return True
+    free = re.compile(rf"\b{t}\w*-free\b", re.I)
+    return bool(free.search(text)) and not free.search(question)
+
+
+def _with_denial(chosen: list[Candidate], pool: list[Candidate], focus: list[str], question: str) -> list[Candidate]:
+    """Add the quoted abstract's sentence that denies what the question assumes, if one does.
+
+    "Which extra model does X train?" about a paper whose abstract says it "requires no extra
+    models": the denial is the answer to the question's premise, whatever else scored best.
+    """
+    docs = {c.hit_index for c in chosen}
+    for c in sorted(pool, key=lambda c: -c.score):
+        if c.hit_index in docs and c not in chosen and any(_denies(c.text, x, question) for x in focus):
+            return sorted([*chosen, c], key=lambda c: (c.hit_index, c.chunk, c.start))
+    return chosen
 
 
 def _render(chosen: list[Candidate], hits: list[Hit]) -> str:
