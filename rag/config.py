@@ -98,6 +98,11 @@ class Settings(BaseSettings):
     k: int = Field(5, ge=1, le=100, description="Number of distinct documents retrieved per question.")
     candidates: int = Field(30, ge=1, le=1000, description="Chunks each retriever proposes before fusion (at least k).")
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
+    ef_search: int = Field(
+        1000, ge=10, le=100000,
+        description="Chroma HNSW search breadth. Chroma's default (100) returned 94% of the exact 30 nearest "
+                    "chunks among 5,035 abstracts and different ones from run to run; 1000 returns 99.97%, the "
+                    "same every run, for ~1.5 ms more per query.")
     lexical_weight: float = Field(0.25, ge=0, description="Weight of the BM25 ranking in fusion (dense = 1).")
     sentence_weight: float = Field(
         1.0, ge=0, description="Weight of the ranking by closest sentence in fusion (dense = 1).")

@@ -280,9 +280,10 @@ class Store:
             self.collection = self.client.get_or_create_collection(
                 self.name,
                 embedding_function=None,
-                configuration={"hnsw": {"space": "cosine"}},
+                configuration={"hnsw": {"space": "cosine", "ef_search": settings.ef_search}},
                 metadata={"embed_model": settings.embed_model, "index_key": settings.index_key()},
             )
+            self._apply_ef_search()
         else:
             try:
                 self.collection = self.client.get_collection(self.name, embedding_function=None)
@@ -291,6 +292,17 @@ class Store:
                 hint = "run `rag ingest`" if not others else "run `rag ingest --rebuild` (settings changed)"
                 raise IndexError_(f"no index for the current settings ({self.name}): {type(e).__name__}",
                                   hint=hint) from None
+            self._apply_ef_search()
+
+    def _apply_ef_search(self) -> None:
+        """Give the collection the settings' HNSW search breadth (a collection built before keeps
+        Chroma's default until then). A store that cannot be changed (read-only) keeps its own."""
+        try:
+            current = (self.collection.configuration_json or {}).get("hnsw", {}).get("ef_search")
+            if current != self.settings.ef_search:
+                self.collection.modify(configuration={"hnsw": {"ef_search": self.settings.ef_search}})
+        except Exception:  # noqa: BLE001 - chromadb raises various types for a read-only store or an old server
+            pass
 
     def reopen(self) -> None:
         """Fetch the collection handle again (another writer in this process may have rebuilt it)."""
