@@ -199,3 +199,24 @@ def test_a_sentence_denying_the_questions_assumption_is_quoted_too():
     from rag.answering.offline import _denies
     assert not _denies("the prompt-free reward", "prompt", "What is the prompt-free reward?")
     assert _denies("it is label-free", "label", "How many labels does it need?")
+
+
+def test_a_sentence_with_a_web_address_answers_only_questions_about_code_or_data():
+    hit = _hit("Eta", "Eta prunes vision transformers without labels. "
+               "Code and pruned models are available at https://example.org/eta for pruning research.")
+    same = lambda sentences, q: np.full(len(sentences), 0.95)  # every sentence equally close in meaning
+    asked = compose("How does Eta do pruning research?", [hit], similarity=same)
+    assert "https://" not in asked.text
+    where = compose("Where is the code of Eta available?", [hit], similarity=same)
+    assert "https://example.org/eta" in where.text
+
+
+def test_a_chinese_question_gets_the_denial_of_its_assumption_through_glosses():
+    from rag.config import OfflineSettings
+
+    hit = _hit("SnapX", "SnapX prunes models in minutes. Pruned models are released online. "
+               "Our method does not require labeled data.")
+    closest_first = lambda sentences, q: np.array([0.95 - 0.01 * i for i in range(len(sentences))])
+    res = compose("为什么 SnapX 需要带标签的数据？", [hit], similarity=closest_first,
+                  thresholds=OfflineSettings(min_gain=1.0))
+    assert "does not require labeled data" in res.text

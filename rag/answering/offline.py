@@ -17,7 +17,7 @@ from rag.answering.refusal import REFUSAL
 from rag.clean import clean
 from rag.config import OfflineSettings
 from rag.index.lexical import CJK, tokenize
-from rag.index.translate import is_chinese
+from rag.index.translate import english_query, is_chinese
 from rag.text import split_sentences
 from rag.types import Hit
 
@@ -62,8 +62,20 @@ class Candidate:
     meaning: float = 0.0  # closeness of meaning to the question, 0-1
 
 
-def _candidates(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | None = None) -> list[Candidate]:
-    """Every quotable sentence of the hits; `passages` gives a hit's document as all its chunks."""
+# A sentence with a web address points at code or data; it answers only a question about those.
+_POINTER = re.compile(r"https?://|www\.|github\.com", re.I)
+_ASKS_WHERE = re.compile(r"\b(?:code|github|links?|url|website|web ?page|homepage|download\w*|available|"
+                         r"availability|release[sd]?|repositor\w+|open[- ]source\w*)\b|代码|下载|链接|网址|开源|主页",
+                         re.I)
+
+
+def _candidates(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | None = None, *,
+                pointers: bool = True) -> list[Candidate]:
+    """Every quotable sentence of the hits; `passages` gives a hit's document as all its chunks.
+
+    `pointers=False` leaves out sentences holding a web address ("Code is available at https://..."):
+    they answer nothing but a question about code or data.
+    """
     out = []
     for i, hit in enumerate(hits):
         seen: set[str] = set()
@@ -73,6 +85,8 @@ def _candidates(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | No
                 if len(text) < 20 or text in seen or text.rstrip("\"')").endswith(("?", "？")) or \
                         text.lower().startswith(("project page", "code is available", "code:")):
                     continue  # too short, a question (it states nothing), boilerplate, or repeated in an overlap
+                if not pointers and _POINTER.search(text):
+                    continue
                 seen.add(text)
                 out.append(Candidate(i, s, e, text, set(tokenize(text)), chunk=n, chunk_id=chunk_id))
     return out
@@ -157,7 +171,8 @@ def compose(
     # A question naming a paper is answered from it alone; one asking for several papers may
     # name one as an example ("which papers study X, such as LTI systems?").
     allowed = [i for i, h in enumerate(hits) if not wanted or many or h.doc_id in wanted]
-    pool = [c for c in _candidates(hits, passages) if c.hit_index in allowed]
+    pool = [c for c in _candidates(hits, passages, pointers=bool(_ASKS_WHERE.search(question)))
+            if c.hit_index in allowed]
     if not pool:
         return _refuse()
 
@@ -191,7 +206,9 @@ def compose(
             label = hits[allowed[0]].label or hits[allowed[0]].title
             return _refuse(f"The {label} abstract does not state it.", evidence)
         return _refuse("", evidence)
-    chosen = _with_denial(_with_followers(chosen, pool), pool, focus, question)  # context for the reader, not evidence
+    # A Chinese question's words reach English sentences through their dictionary glosses.
+    denied = focus if not crosslingual else [x for x in content_terms(english_query(question)) if x not in name_terms]
+    chosen = _with_denial(_with_followers(chosen, pool), pool, denied, question)  # context for the reader, not evidence
     return OfflineResult(_render(chosen, hits), _cited(chosen), False, evidence, _quoted_chunks(chosen))
 
 
