@@ -220,3 +220,14 @@ def test_a_chinese_question_gets_the_denial_of_its_assumption_through_glosses():
     res = compose("为什么 SnapX 需要带标签的数据？", [hit], similarity=closest_first,
                   thresholds=OfflineSettings(min_gain=1.0))
     assert "does not require labeled data" in res.text
+
+
+def test_a_title_with_a_question_mark_does_not_become_a_sentence_of_its_own():
+    from rag.text import split_sentences
+
+    hit = _hit("Revenge of the Fallen? Recurrent Models Match Transformers",
+               "Recurrent models predict human reading times as well as transformers do.")
+    res = compose("Do recurrent models predict reading times as well as transformers?", [hit],
+                  similarity=lambda sentences, q: np.full(len(sentences), 0.95))
+    assert not res.refused
+    assert len([1 for a, b in split_sentences(res.text) if res.text[a:b].strip() != "[1]"]) == 1, res.text

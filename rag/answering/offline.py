@@ -391,9 +391,16 @@ def _render(chosen: list[Candidate], hits: list[Hit]) -> str:
         label = hits[c.hit_index].label
         group = " ".join(x.text for x in chosen if x.hit_index == c.hit_index)
         named = label.endswith("…") or clean(label).lower() in clean(group).lower()
-        prefix = f"{label}: " if first_of_doc and not named else ""
+        prefix = f"{_one_sentence(label)}: " if first_of_doc and not named else ""
         parts.append(f"{prefix}{c.text} [{c.hit_index + 1}]")
     return " ".join(parts)
+
+
+def _one_sentence(label: str) -> str:
+    """A label cut to its first sentence: a title such as "Revenge of the Fallen? Recurrent Models
+    Match Transformers" would otherwise read as an uncited sentence of its own before the quote."""
+    pieces = split_sentences(label)
+    return label[pieces[0][0]:pieces[0][1]].strip() if len(pieces) > 1 else label
 
 
 def _quoted_chunks(chosen: list[Candidate]) -> dict[int, str]:
