@@ -30,9 +30,10 @@ _QUESTION_WORDS = set(tokenize(
     "main key idea contribution contributions many much need needs kind type types called name named "
     "give list show find use uses used using achieve achieves achieved obtain obtains reach reaches "
     "has have had anyone someone somebody ever "
-    # How results were obtained: abstracts say it with any of these ("experiments on X show"),
-    # so the verb of the question says nothing about which sentence answers it.
-    "evaluate evaluated evaluates evaluation test tested tests experiment experiments assess assessed"
+    # How results were obtained: abstracts say it with any verb ("experiments on X show"), so the
+    # question's verb says nothing about which sentence answers it. Nouns ("the experiments") stay:
+    # abstracts name their experiments with them.
+    "evaluate evaluated evaluates tested assess assessed"
 ))
 _ASKS_FOR_PAPER = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:paper|papers|work|method|model|framework|system|benchmark|approach)\b|\bpropos|\bintroduc", re.I)
 # Questions whose answer may span papers ("which papers ...", "compare ...").
