@@ -231,3 +231,14 @@ def test_a_title_with_a_question_mark_does_not_become_a_sentence_of_its_own():
                   similarity=lambda sentences, q: np.full(len(sentences), 0.95))
     assert not res.refused
     assert len([1 for a, b in split_sentences(res.text) if res.text[a:b].strip() != "[1]"]) == 1, res.text
+
+
+def test_a_question_about_what_is_proposed_gets_the_sentence_stating_the_proposal():
+    from rag.config import OfflineSettings
+
+    hit = _hit("Theta", "Bellman's principle takes the form of the HJB equation for continuous control systems. "
+               "Solving it is costly. We propose a temporal difference method for the HJB equation.")
+    closest_first = lambda sentences, q: np.array([0.95 - 0.05 * i for i in range(len(sentences))])
+    res = compose("What kind of method is proposed for continuous control that targets the HJB equation?", [hit],
+                  similarity=closest_first, thresholds=OfflineSettings(min_gain=1.0))
+    assert "HJB equation for continuous control" in res.text and "temporal difference method" in res.text

@@ -44,6 +44,8 @@ _ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|works|methods|approaches|studies|mo
 _BACKGROUND = re.compile(r"^(?:existing|prior|previous|current|conventional|traditional|standard|typical|most|many|"
                          r"however|despite|although|while|yet|unfortunately|recent|recently)\b", re.I)
 _OWN_WORK = re.compile(r"\b(?:we|our|this (?:paper|work))\b", re.I)
+# "What is proposed ...?", "Which method does X introduce?": asks for the paper's own proposal.
+_ASKS_PROPOSED = re.compile(r"\b(?:propos|introduc)\w*|提出", re.I)
 _INTRO = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+)?(?:propose|introduce|present|develop|release)\b", re.I)
 
 # The thresholds (coverage, gains, bonuses) are the `offline` settings group: see
@@ -209,7 +211,9 @@ def compose(
         return _refuse("", evidence)
     # A Chinese question's words reach English sentences through their dictionary glosses.
     denied = focus if not crosslingual else [x for x in content_terms(english_query(question)) if x not in name_terms]
-    chosen = _with_denial(_with_followers(chosen, pool), pool, denied, question)  # context for the reader, not evidence
+    chosen = _with_denial(_with_followers(chosen, pool), pool, denied, question)
+    if _ASKS_PROPOSED.search(question):
+        chosen = _with_proposal(chosen, pool)  # context for the reader, not evidence
     return OfflineResult(_render(chosen, hits), _cited(chosen), False, evidence, _quoted_chunks(chosen))
 
 
@@ -356,6 +360,19 @@ def _with_followers(chosen: list[Candidate], pool: list[Candidate]) -> list[Cand
         if nxt is not None and nxt not in out:
             out.append(nxt)
     return sorted(out, key=lambda c: (c.hit_index, c.chunk, c.start))
+
+
+def _with_proposal(chosen: list[Candidate], pool: list[Candidate]) -> list[Candidate]:
+    """For a question about what a paper proposes, quote the sentence where it says so ("we propose
+    ...") when the quotes of its abstract lack one: the proposal is the answer, its context is not."""
+    first = chosen[0].hit_index
+    if any(c.hit_index == first and _INTRO.search(c.text) for c in chosen):
+        return chosen
+    intro = [c for c in pool if c.hit_index == first and _INTRO.search(c.text)]
+    if not intro:
+        return chosen
+    best = max(intro, key=lambda c: (c.score, -c.start))
+    return sorted([*chosen, best], key=lambda c: (c.hit_index, c.chunk, c.start))
 
 
 def _denies(text: str, term: str, question: str) -> bool:
