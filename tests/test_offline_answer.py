@@ -242,3 +242,10 @@ def test_a_question_about_what_is_proposed_gets_the_sentence_stating_the_proposa
     res = compose("What kind of method is proposed for continuous control that targets the HJB equation?", [hit],
                   similarity=closest_first, thresholds=OfflineSettings(min_gain=1.0))
     assert "HJB equation for continuous control" in res.text and "temporal difference method" in res.text
+
+
+def test_a_sentence_merely_containing_a_web_address_is_still_quotable():
+    hit = _hit("Iota", "Iota crawls pages such as http://example.org/news to build a grasping corpus.")
+    res = compose("What does Iota crawl to build its grasping corpus?", [hit],
+                  similarity=lambda sentences, q: np.full(len(sentences), 0.95))
+    assert not res.refused and "http://example.org/news" in res.text

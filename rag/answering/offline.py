@@ -65,8 +65,11 @@ class Candidate:
     meaning: float = 0.0  # closeness of meaning to the question, 0-1
 
 
-# A sentence with a web address points at code or data; it answers only a question about those.
-_POINTER = re.compile(r"https?://|www\.|github\.com", re.I)
+# A sentence giving a web address for code or data ("Code is available at https://...") points at
+# them; it answers only a question about those.
+_URL = re.compile(r"https?://|www\.|github\.com", re.I)
+_AVAILABILITY = re.compile(r"\b(?:available|code|github|project page|website|homepage|released?|found|"
+                           r"download\w*|repositor\w+)\b", re.I)
 _ASKS_WHERE = re.compile(r"\b(?:code|github|links?|url|website|web ?page|homepage|download\w*|available|"
                          r"availability|release[sd]?|repositor\w+|open[- ]source\w*)\b|代码|下载|链接|网址|开源|主页",
                          re.I)
@@ -76,8 +79,8 @@ def _candidates(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | No
                 pointers: bool = True) -> list[Candidate]:
     """Every quotable sentence of the hits; `passages` gives a hit's document as all its chunks.
 
-    `pointers=False` leaves out sentences holding a web address ("Code is available at https://..."):
-    they answer nothing but a question about code or data.
+    `pointers=False` leaves out sentences giving a web address for code or data ("Code is available
+    at https://..."): they answer nothing but a question about those.
     """
     out = []
     for i, hit in enumerate(hits):
@@ -88,7 +91,7 @@ def _candidates(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | No
                 if len(text) < 20 or text in seen or text.rstrip("\"')").endswith(("?", "？")) or \
                         text.lower().startswith(("project page", "code is available", "code:")):
                     continue  # too short, a question (it states nothing), boilerplate, or repeated in an overlap
-                if not pointers and _POINTER.search(text):
+                if not pointers and _URL.search(text) and _AVAILABILITY.search(text):
                     continue
                 seen.add(text)
                 out.append(Candidate(i, s, e, text, set(tokenize(text)), chunk=n, chunk_id=chunk_id))
