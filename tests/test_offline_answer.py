@@ -249,3 +249,14 @@ def test_a_sentence_merely_containing_a_web_address_is_still_quotable():
     res = compose("What does Iota crawl to build its grasping corpus?", [hit],
                   similarity=lambda sentences, q: np.full(len(sentences), 0.95))
     assert not res.refused and "http://example.org/news" in res.text
+
+
+def test_which_papers_propose_quotes_each_quoted_papers_proposal():
+    from rag.config import OfflineSettings
+
+    a = _hit("Kappa", "Video models fail on physics. We introduce KappaBench, a video benchmark.")
+    b = _hit("Lambda", "Video models ignore the arrow of time. We introduce LambdaBench for temporal direction.")
+    closest_first = lambda sentences, q: np.array([0.95 if "fail" in s or "ignore" in s else 0.81 for s in sentences])
+    res = compose("Which papers introduce benchmarks for video models?", [a, b], similarity=closest_first,
+                  thresholds=OfflineSettings(min_gain=1.0))
+    assert "KappaBench" in res.text and "LambdaBench" in res.text, res.text

@@ -216,7 +216,7 @@ def compose(
     denied = focus if not crosslingual else [x for x in content_terms(english_query(question)) if x not in name_terms]
     chosen = _with_denial(_with_followers(chosen, pool), pool, denied, question)
     if _ASKS_PROPOSED.search(question):
-        chosen = _with_proposal(chosen, pool)  # context for the reader, not evidence
+        chosen = _with_proposal(chosen, pool, every_paper=many)  # context for the reader, not evidence
     return OfflineResult(_render(chosen, hits), _cited(chosen), False, evidence, _quoted_chunks(chosen))
 
 
@@ -365,17 +365,21 @@ def _with_followers(chosen: list[Candidate], pool: list[Candidate]) -> list[Cand
     return sorted(out, key=lambda c: (c.hit_index, c.chunk, c.start))
 
 
-def _with_proposal(chosen: list[Candidate], pool: list[Candidate]) -> list[Candidate]:
+def _with_proposal(chosen: list[Candidate], pool: list[Candidate], *, every_paper: bool = False) -> list[Candidate]:
     """For a question about what a paper proposes, quote the sentence where it says so ("we propose
-    ...") when the quotes of its abstract lack one: the proposal is the answer, its context is not."""
-    first = chosen[0].hit_index
-    if any(c.hit_index == first and _INTRO.search(c.text) for c in chosen):
-        return chosen
-    intro = [c for c in pool if c.hit_index == first and _INTRO.search(c.text)]
-    if not intro:
-        return chosen
-    best = max(intro, key=lambda c: (c.score, -c.start))
-    return sorted([*chosen, best], key=lambda c: (c.hit_index, c.chunk, c.start))
+    ...") when the quotes of its abstract lack one: the proposal is the answer, its context is not.
+
+    `every_paper`: the question asks which papers propose something, so each quoted paper gets it.
+    """
+    out = list(chosen)
+    papers = list(dict.fromkeys(c.hit_index for c in chosen))
+    for paper in papers if every_paper else papers[:1]:
+        if any(c.hit_index == paper and _INTRO.search(c.text) for c in out):
+            continue
+        intro = [c for c in pool if c.hit_index == paper and _INTRO.search(c.text)]
+        if intro:
+            out.append(max(intro, key=lambda c: (c.score, -c.start)))
+    return sorted(out, key=lambda c: (c.hit_index, c.chunk, c.start))
 
 
 def _denies(text: str, term: str, question: str) -> bool:
