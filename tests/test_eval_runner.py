@@ -380,3 +380,11 @@ def test_zero_check_fails_a_run_with_a_wrong_paper_answer_without_a_baseline():
     report = zero_check(run(SPLIT_SET, answer_fn=other_paper_answer, setting="scale", evaluators=_strict()))
     assert not report.ok and [c.scope for c in report.regressions] == ["split:dev", "split:test"]
     assert report.notes == ["scale setting: no baseline; only wrong-paper answers are checked (must be 0)"]
+
+
+def test_zero_check_says_it_checks_nothing_while_no_metric_is_held_at_zero():
+    from rag.evals.gate import zero_check
+
+    report = zero_check(run(SPLIT_SET, answer_fn=other_paper_answer, setting="scale"))  # the shipped evaluators
+    assert report.ok and report.changes == []
+    assert report.notes[0].startswith("scale setting: not checked")
