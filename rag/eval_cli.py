@@ -269,6 +269,11 @@ def _write(runs: _Runs, out: Path, err: Console) -> None:
         err.print(f"result: {json_path}\nreport: {md_path}", markup=False)
 
 
+def scale_baseline_path(baseline: Path) -> Path:
+    """Where the scale setting's baseline lives beside the seed one (eval/baseline-scale.json)."""
+    return baseline.with_name(f"{baseline.stem}-scale{baseline.suffix}")
+
+
 def _run(*, questions: Optional[Path], mode: str, k: Optional[int], as_json: bool, save_baseline: bool,
          check: bool, tolerance: float, baseline: Path, out: Path, record: bool, cassettes: Path,
          judge: bool, strict: bool, split: str = "all", scale: Optional[ScaleSpec] = None,
@@ -295,7 +300,10 @@ def _run(*, questions: Optional[Path], mode: str, k: Optional[int], as_json: boo
                                 split=split, err=err)
     if base is not None:
         runs.gate = compare(runs.seed, base, tolerance=tolerance, strict=strict)
-        runs.scale_gate = zero_check(runs.scale) if runs.scale is not None else None
+        if runs.scale is not None:
+            scale_base = scale_baseline_path(baseline)
+            runs.scale_gate = (compare(runs.scale, load_baseline(scale_base), tolerance=tolerance, strict=strict)
+                               if scale_base.exists() else zero_check(runs.scale))
     _write(runs, out, err)
     _print(runs, as_json=as_json, err=err)
     line = _llm_line(runs.seed.summary)
@@ -307,5 +315,8 @@ def _run(*, questions: Optional[Path], mode: str, k: Optional[int], as_json: boo
         path = write_baseline(runs.seed, baseline)
         report = write_markdown(runs.seed, path.with_suffix(".md"), side_by_side=runs.pair)
         err.print(f"baseline saved: {path} (report {report})", markup=False)
+        if runs.scale is not None:
+            err.print(f"scale baseline saved: {write_baseline(runs.scale, scale_baseline_path(baseline))}",
+                      markup=False)
     if not runs.ok:
         raise typer.Exit(1)

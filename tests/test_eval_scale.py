@@ -136,6 +136,20 @@ def test_scale_run_builds_the_index_once_then_reuses_it(seed_settings, tmp_path)
     assert "reused" in again.output and "built in" not in again.output
     assert "seed vs scale" in again.output and "wrong-paper answers" in again.output
 
+    # --save-baseline keeps the scale run beside the seed one; --check then gates both settings.
+    baseline = tmp_path / "baseline.json"
+    saved = runner.invoke(app, args[:-1] + ["--save-baseline", "--baseline", str(baseline)])
+    assert saved.exit_code == 0, saved.output
+    assert (tmp_path / "baseline-scale.json").exists() and "scale baseline saved" in saved.output
+    checked = runner.invoke(app, args[:-1] + ["--check", "--baseline", str(baseline)])
+    assert checked.exit_code == 0, checked.output
+    assert "not checked" not in checked.output
+    scale_base = json.loads((tmp_path / "baseline-scale.json").read_text(encoding="utf-8"))
+    scale_base["summary"]["overall"]["failures"] = -1  # a baseline no run can meet: the scale gate must fail
+    (tmp_path / "baseline-scale.json").write_text(json.dumps(scale_base), encoding="utf-8")
+    failed = runner.invoke(app, args[:-1] + ["--check", "--baseline", str(baseline)])
+    assert failed.exit_code == 1, failed.output
+
 
 def test_scale_flags_fail_in_one_line(seed_settings, tmp_path):
     small = _small_set(tmp_path, ("lookup-02",))
