@@ -260,3 +260,12 @@ def test_which_papers_propose_quotes_each_quoted_papers_proposal():
     res = compose("Which papers introduce benchmarks for video models?", [a, b], similarity=closest_first,
                   thresholds=OfflineSettings(min_gain=1.0))
     assert "KappaBench" in res.text and "LambdaBench" in res.text, res.text
+
+
+def test_a_name_given_as_an_example_in_a_question_about_several_papers_is_evidence():
+    mu = _hit("Mu", "We stabilize an unknown partially observable LTI plant from data.")
+    nu = _hit("Nu", "We study linear control settings and linear systems with quadratic regulators.")
+    same = lambda sentences, q: np.full(len(sentences), 0.82)
+    res = compose("Which papers study linear control settings such as LTI systems?", [mu, nu], similarity=same,
+                  named={"LTI": ["mu"]})
+    assert 0 in res.cited and "LTI plant" in res.text, res.text  # Mu, which states the example, is quoted

@@ -183,7 +183,10 @@ def compose(
         return _refuse()
 
     crosslingual = is_chinese(question)
-    name_terms = {x for n in (named or {}) for x in tokenize(n, compounds=True)}
+    # A name says which paper is meant, not what is asked, so it is no focus word; but in a question
+    # about several papers ("which papers study X, such as LTI systems?") a name is an example of X,
+    # and a sentence stating it is evidence.
+    name_terms = set() if many else {x for n in (named or {}) for x in tokenize(n, compounds=True)}
     focus = [x for x in terms if x not in name_terms and not CJK.match(x)]
     # With the paper settled by its name, every sentence of it is "about" the name: what
     # separates the one that answers is its closeness to the rest of the question.
