@@ -269,3 +269,14 @@ def test_a_name_given_as_an_example_in_a_question_about_several_papers_is_eviden
     res = compose("Which papers study linear control settings such as LTI systems?", [mu, nu], similarity=same,
                   named={"LTI": ["mu"]})
     assert 0 in res.cited and "LTI plant" in res.text, res.text  # Mu, which states the example, is quoted
+
+
+def test_which_paper_in_chinese_also_gets_the_proposal_sentence():
+    from rag.config import OfflineSettings
+
+    hit = _hit("Xi", "Controllers for continuous control usually run on artificial networks. "
+               "We propose XiNet, a spiking controller for continuous control.")
+    closest_first = lambda sentences, q: np.array([0.95 - 0.1 * i for i in range(len(sentences))])
+    res = compose("哪篇论文研究脉冲网络的连续控制？", [hit], similarity=closest_first,
+                  thresholds=OfflineSettings(min_gain=1.0))
+    assert "We propose XiNet" in res.text, res.text

@@ -44,8 +44,9 @@ _ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|works|methods|approaches|studies|mo
 _BACKGROUND = re.compile(r"^(?:existing|prior|previous|current|conventional|traditional|standard|typical|most|many|"
                          r"however|despite|although|while|yet|unfortunately|recent|recently)\b", re.I)
 _OWN_WORK = re.compile(r"\b(?:we|our|this (?:paper|work))\b", re.I)
-# "What is proposed ...?", "Which method does X introduce?": asks for the paper's own proposal.
-_ASKS_PROPOSED = re.compile(r"\b(?:propos|introduc)\w*|提出", re.I)
+# "What is proposed ...?", "Which method does X introduce?", "Which paper ...?": asks for the
+# paper's own proposal.
+_ASKS_PROPOSED = re.compile(r"\b(?:propos|introduc)\w*|\bwhich\s+(?:paper|papers|work|works)\b|提出|哪篇|哪些论文", re.I)
 _INTRO = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+)?(?:propose|introduce|present|develop|release)\b", re.I)
 
 # The thresholds (coverage, gains, bonuses) are the `offline` settings group: see
