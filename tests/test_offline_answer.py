@@ -211,14 +211,19 @@ def test_a_sentence_with_a_web_address_answers_only_questions_about_code_or_data
     assert "https://example.org/eta" in where.text
 
 
-def test_a_chinese_question_gets_the_denial_of_its_assumption_through_glosses():
+def _earlier_sentences_closer(question, hit, *, step):
+    """Compose where each sentence is `step` less close in meaning than the one before, and no
+    sentence is added for the words it covers: what else gets quoted comes from the context rules."""
     from rag.config import OfflineSettings
 
+    closest_first = lambda sentences, q: np.array([0.95 - step * i for i in range(len(sentences))])
+    return compose(question, [hit], similarity=closest_first, thresholds=OfflineSettings(min_gain=1.0))
+
+
+def test_a_chinese_question_gets_the_denial_of_its_assumption_through_glosses():
     hit = _hit("SnapX", "SnapX prunes models in minutes. Pruned models are released online. "
                "Our method does not require labeled data.")
-    closest_first = lambda sentences, q: np.array([0.95 - 0.01 * i for i in range(len(sentences))])
-    res = compose("为什么 SnapX 需要带标签的数据？", [hit], similarity=closest_first,
-                  thresholds=OfflineSettings(min_gain=1.0))
+    res = _earlier_sentences_closer("为什么 SnapX 需要带标签的数据？", hit, step=0.01)
     assert "does not require labeled data" in res.text
 
 
@@ -272,11 +277,7 @@ def test_a_name_given_as_an_example_in_a_question_about_several_papers_is_eviden
 
 
 def test_which_paper_in_chinese_also_gets_the_proposal_sentence():
-    from rag.config import OfflineSettings
-
     hit = _hit("Xi", "Controllers for continuous control usually run on artificial networks. "
                "We propose XiNet, a spiking controller for continuous control.")
-    closest_first = lambda sentences, q: np.array([0.95 - 0.1 * i for i in range(len(sentences))])
-    res = compose("哪篇论文研究脉冲网络的连续控制？", [hit], similarity=closest_first,
-                  thresholds=OfflineSettings(min_gain=1.0))
+    res = _earlier_sentences_closer("哪篇论文研究脉冲网络的连续控制？", hit, step=0.1)
     assert "We propose XiNet" in res.text, res.text
