@@ -344,8 +344,12 @@ def _choose(
             break
         chosen.append(pick)
         covered |= {t for t in q_terms if _matches(t, pick.terms)}
-    # Read in source order: by document rank, then position in the abstract.
-    return sorted(chosen, key=lambda c: (c.hit_index, c.chunk, c.start))
+    return _in_source_order(chosen)
+
+
+def _in_source_order(candidates: list[Candidate]) -> list[Candidate]:
+    """Sentences as a reader meets them: by document rank, then position in the abstract."""
+    return sorted(candidates, key=lambda c: (c.hit_index, c.chunk, c.start))
 
 
 def _with_followers(chosen: list[Candidate], pool: list[Candidate]) -> list[Candidate]:
@@ -366,7 +370,7 @@ def _with_followers(chosen: list[Candidate], pool: list[Candidate]) -> list[Cand
         nxt = max(own, key=lambda x: (x.score, -x.start)) if own else min(after, key=lambda x: x.start, default=None)
         if nxt is not None and nxt not in out:
             out.append(nxt)
-    return sorted(out, key=lambda c: (c.hit_index, c.chunk, c.start))
+    return _in_source_order(out)
 
 
 def _with_proposal(chosen: list[Candidate], pool: list[Candidate], *, every_paper: bool = False) -> list[Candidate]:
@@ -383,7 +387,7 @@ def _with_proposal(chosen: list[Candidate], pool: list[Candidate], *, every_pape
         intro = [c for c in pool if c.hit_index == paper and _INTRO.search(c.text)]
         if intro:
             out.append(max(intro, key=lambda c: (c.score, -c.start)))
-    return sorted(out, key=lambda c: (c.hit_index, c.chunk, c.start))
+    return _in_source_order(out)
 
 
 def _denies(text: str, term: str, question: str) -> bool:
@@ -408,7 +412,7 @@ def _with_denial(chosen: list[Candidate], pool: list[Candidate], focus: list[str
     docs = {c.hit_index for c in chosen}
     for c in sorted(pool, key=lambda c: -c.score):
         if c.hit_index in docs and c not in chosen and any(_denies(c.text, x, question) for x in focus):
-            return sorted([*chosen, c], key=lambda c: (c.hit_index, c.chunk, c.start))
+            return _in_source_order([*chosen, c])
     return chosen
 
 
