@@ -106,6 +106,10 @@ class Settings(BaseSettings):
     lexical_weight: float = Field(0.25, ge=0, description="Weight of the BM25 ranking in fusion (dense = 1).")
     sentence_weight: float = Field(
         1.0, ge=0, description="Weight of the ranking by closest sentence in fusion (dense = 1).")
+    ensemble_weight: float = Field(
+        1.0, ge=0,
+        description="Weight in fusion of the ranking by a second English model (all-MiniLM-L6-v2, bundled; "
+                    "chunk vectors computed at ingest). 0 turns it off and skips those vectors.")
     translated_weight: float = Field(
         1.0, ge=0,
         description="Weight in fusion of the BM25 ranking of a Chinese question's dictionary translation "

@@ -174,6 +174,8 @@ def open_scale_index(spec: ScaleSpec, settings: rag.Settings, *, progress: Progr
     done = folder / _COMPLETE
     if done.exists():
         index = rag.Index.open(s)
+        if index.stale_extras():  # built by an older version: add what it lacks (vectors of a newer ranking)
+            index.ingest(progress=progress)
         return ScaleIndex(index, folder, int(json.loads(done.read_text(encoding="utf-8"))["documents"]), None)
     extra = read_extra(spec.corpus, spec.limit)
     _write_data(folder, seeds, extra)

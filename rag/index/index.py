@@ -21,6 +21,7 @@ from rag.errors import BusyError, IndexError_, UsageError
 from rag.index import catalog, lexical
 from rag.index.cache import EmbeddingCache
 from rag.index.embedders import Embedder, bulk_embedder, get_embedder
+from rag.index.ensemble import ENSEMBLE_FILE, ChunkVectors, second_model
 from rag.index.filters import Where, WhereLike
 from rag.index.lock import ingest_lock
 from rag.index.names import NAMES_FILE, NameIndex
@@ -51,6 +52,7 @@ class Index:
         self._names = NameIndex()
         self._sentences = SentenceIndex()
         self._sentence_vectors: dict = {}
+        self._chunk_vectors = ChunkVectors()
         self._cache: EmbeddingCache | bool | None = None
         self._catalog: catalog.Catalog | None = None
         self._matching: dict[tuple[Where, int | None], frozenset[str]] = {}
@@ -104,7 +106,13 @@ class Index:
                              hint="`rag sources` lists the documents with their year, venue and authors")
         return hybrid_search(query, k, settings=self.settings, store=self.store, lexical=index,
                              embedder=self.embedder, names=self._names, sentences=self._sentences,
-                             where=flt, allowed=allowed)
+                             second=self._second(), where=flt, allowed=allowed)
+
+    def _second(self):
+        """(chunk vectors, engine) of the second model when its ranking is on and its vectors exist."""
+        if self.settings.ensemble_weight <= 0 or not len(self._chunk_vectors.vectors):
+            return None
+        return self._chunk_vectors, second_model()
 
     def matching(self, where: WhereLike) -> frozenset[str]:
         """Ids of the stored chunks whose documents pass the filter (all chunks for no filter)."""
@@ -204,6 +212,7 @@ class Index:
         self._names = NameIndex.load(self.paths.lexical)
         self._sentences = SentenceIndex.load(self.paths.lexical)
         self._sentence_vectors = self._sentences.vector_of()
+        self._chunk_vectors = ChunkVectors.load(self.paths.lexical)
         return index
 
     def _lexical_in_memory(self) -> lexical.LexicalIndex:
@@ -310,6 +319,12 @@ class Index:
         except OSError:
             pass
 
+    def stale_extras(self) -> bool:
+        """True when a file kept beside BM25 that the settings use is missing (an index built by an
+        older version): the next `ingest` adds it, readers go on without it."""
+        files = [NAMES_FILE, SENTENCES_FILE] + ([ENSEMBLE_FILE] if self.settings.ensemble_weight > 0 else [])
+        return not all((self.paths.lexical / f).is_file() for f in files)
+
     def _lexical_matches(self, stored: dict[str, StoredDocument], gone: list[str]) -> bool:
         """True when the saved BM25 index covers exactly the chunk ids the store holds now.
 
@@ -318,7 +333,7 @@ class Index:
         (not only the count) catches that.
         """
         ids = lexical.stored_ids(self.paths.lexical)
-        if ids is None or not all((self.paths.lexical / f).is_file() for f in (NAMES_FILE, SENTENCES_FILE)):
+        if ids is None or self.stale_extras():
             return False
         dropped = set(gone)
         want = {cid for did, doc in stored.items() if did not in dropped for cid in doc.chunk_ids}
@@ -345,7 +360,10 @@ class Index:
             keys.add(c)
         names = NameIndex.build(named)
         sentences = SentenceIndex.build(bodies, self._embed_cached)
-        lexical.build(ids, texts, self.paths.lexical, extra={NAMES_FILE: names.to_json(), **sentences.files()})
+        extra = {NAMES_FILE: names.to_json(), **sentences.files()}
+        if self.settings.ensemble_weight > 0:
+            extra.update(ChunkVectors.build(bodies, self._embed_second).files())
+        lexical.build(ids, texts, self.paths.lexical, extra=extra)
         keys.version = lexical.version(self.paths.lexical)
         keys.save(self.paths.catalog)
         return len(ids)
@@ -361,6 +379,18 @@ class Index:
         except sqlite3.Error:  # a cache that cannot be written (read-only index): go on without it
             self._cache = False
             return engine.embed_passages(texts)
+
+
+    def _embed_second(self, texts: list[str]):
+        """Second-model vectors through the embedding cache, under that model's name."""
+        from rag.index.cache import embed_with_cache
+
+        engine = second_model()
+        try:
+            with EmbeddingCache(self.paths.embed_cache, engine.name) as cache:
+                return embed_with_cache(texts, engine.embed, cache)[0]
+        except sqlite3.Error:  # a cache that cannot be written (read-only index): go on without it
+            return engine.embed(texts)
 
 
 def _sources_after(stored: Mapping[str, StoredDocument], plan: SyncPlan) -> set[str]:

