@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import mmap
 import struct
 import threading
 from pathlib import Path
@@ -76,8 +77,13 @@ def _expected_shapes() -> dict[str, tuple[int, ...]]:
 
 
 def load_weights(path: Path) -> dict[str, np.ndarray]:
-    """The float32 tensors of a safetensors file, checked against the model's expected shapes."""
-    raw = path.read_bytes()
+    """The float32 tensors of a safetensors file (memory-mapped, read-only), checked against the
+    model's expected shapes."""
+    with open(path, "rb") as f:
+        try:
+            raw = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError as e:  # an empty file
+            raise MiniLMMissing(f"{path} is not a safetensors file: {e}") from e
     try:
         (n,) = struct.unpack("<Q", raw[:8])
         header = json.loads(raw[8:8 + n])
@@ -93,12 +99,13 @@ def load_weights(path: Path) -> dict[str, np.ndarray]:
     return tensors
 
 
-def build_graph(w: dict[str, np.ndarray]) -> bytes:
-    """The encoder (embedding LayerNorm .. last layer, mean-pooled) as ONNX bytes.
+def build_graph(w: dict[str, np.ndarray]) -> tuple[bytes, dict[str, np.ndarray]]:
+    """The encoder (embedding LayerNorm .. last layer, mean-pooled) as ONNX bytes, and its weight
+    matrices, which the bytes declare as external data (see `Graph`).
 
     Input `emb`: float32 [B, L, H], word + position + type embeddings of B texts of L tokens each.
     Output `pooled`: float32 [B, H], the mean of the last hidden states over the tokens."""
-    g = Graph("minilm_l6")
+    g = Graph("minilm_l6", external_from=HIDDEN * HIDDEN)
 
     def linear(x: str, name: str) -> str:
         y = g.node("MatMul", [x, g.init(name + ".wT", np.ascontiguousarray(w[name + ".weight"].T))])[0]
@@ -117,7 +124,8 @@ def build_graph(w: dict[str, np.ndarray]) -> bytes:
         mid = g.node("Gelu", [linear(x, p + "intermediate.dense")], domain="com.microsoft")[0]
         x = norm(g.node("Add", [x, linear(mid, p + "output.dense")])[0], p + "output.LayerNorm")
     g.node("ReduceMean", [x], axes=[1], keepdims=0, outputs=["pooled"])
-    return g.model([value_info("emb", 1, ["batch", "seq", HIDDEN])], [value_info("pooled", 1, ["batch", HIDDEN])])
+    inputs, outputs = [value_info("emb", 1, ["batch", "seq", HIDDEN])], [value_info("pooled", 1, ["batch", HIDDEN])]
+    return g.model(inputs, outputs), g.external
 
 
 class MiniLMOnnx:
@@ -151,7 +159,12 @@ class MiniLMOnnx:
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         so.log_severity_level = 3
-        self._session = ort.InferenceSession(build_graph(w), so, providers=["CPUExecutionProvider"],
+        graph, external = build_graph(w)
+        # ORT reads the weight matrices from these arrays (kept alive with the session) instead of
+        # a serialized copy.
+        self._external = [ort.OrtValue.ortvalue_from_numpy(a) for a in external.values()]
+        so.add_external_initializers(list(external), self._external)
+        self._session = ort.InferenceSession(graph, so, providers=["CPUExecutionProvider"],
                                              disabled_optimizers=["SkipLayerNormFusion"])
         self._lock = threading.Lock()
 
