@@ -121,6 +121,10 @@ def check_index(settings: Settings) -> Check:
         return _fail("index", f"the BM25 index ({max(bm25, 0)} chunks) does not match the vectors ({chunks})",
                      code=4, hint="run `rag ingest`")
     extra = f"; {len(others)} other index(es) built with other settings" if others else ""
+    if index.stale_extras():
+        return Check("index", "warn", f"{docs} documents, {chunks} chunks in {store.name} ({where}); built by an "
+                     "older version: the MiniLM ranking's vectors (or another file kept beside BM25) are missing, "
+                     "so retrieval runs without that ranking", hint="run `rag ingest` to add them")
     return Check("index", "pass", f"{docs} documents, {chunks} chunks in {store.name} ({where}), "
                  f"named by the current chunking and embedding settings{extra}")
 
@@ -148,8 +152,20 @@ def check_embedder(settings: Settings) -> Check:
     if not len(vec) or not all(math.isfinite(float(x)) for x in vec):
         return _fail("embedding model", f"{settings.embed_model} returned an invalid vector", code=3)
     how = "through the configured provider" if remote else "offline (network blocked)"
+    second = ""
+    if settings.ensemble_weight > 0:
+        from rag.index.ensemble import second_model
+
+        try:
+            with no_network() as log2:
+                second_model().embed(["doctor check"])
+        except ConfigError as e:
+            return _fail("embedding model", e)
+        if log2.attempts:
+            return _fail("embedding model", f"all-MiniLM-L6-v2 tried the network: {log2.attempts[0]}", code=3)
+        second = "; all-MiniLM-L6-v2 (second ranking) loaded offline"
     return Check("embedding model", "pass", f"{settings.embed_model} loaded and embedded {how} in {seconds:.1f}s, "
-                 f"dimension {len(vec)}")
+                 f"dimension {len(vec)}{second}")
 
 
 def check_llm(settings: Settings, origin: dict[str, str], *, timeout: float = LLM_TIMEOUT) -> Check:

@@ -163,3 +163,21 @@ def test_exit_code_table_in_docs_matches_the_errors():
         int(code): int(code) for code in table
     }
     assert set(table) >= {"2", "3", "4", "5", "6"}
+
+
+def test_an_index_without_the_minilm_vectors_is_a_warning_naming_the_fix(seed_settings, tmp_path, monkeypatch):
+    import shutil
+
+    from rag.index.ensemble import ENSEMBLE_FILE
+
+    copy = tmp_path / "older"
+    shutil.copytree(seed_settings.index_dir, copy)
+    lexical_dirs = list(copy.glob("*/lexical"))
+    assert lexical_dirs
+    for folder in lexical_dirs:
+        (folder / ENSEMBLE_FILE).unlink()
+    monkeypatch.setenv("RAG_INDEX_DIR", str(copy))
+    res, marks = _doctor()
+    assert res.exit_code == 0 and marks["index"] == "warn", res.output
+    assert "MiniLM" in res.stdout and "rag ingest" in res.stdout
+    assert "all-MiniLM-L6-v2 (second ranking) loaded offline" in res.stdout

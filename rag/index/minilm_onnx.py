@@ -39,7 +39,7 @@ WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9
 HIDDEN, LAYERS, HEADS, FFN, VOCAB = 384, 6, 12, 1536, 30522
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 EPS = 1e-12
-DEFAULT_BATCH_TOKENS = 8192
+DEFAULT_BATCH_TOKENS = 1024  # 2,000 chunks: same speed as 8192, peak RSS 433 MB instead of 797
 
 
 class MiniLMMissing(Exception):
