@@ -71,6 +71,11 @@ class OfflineSettings(BaseModel):
     meaning_alone: float = Field(
         0.75, ge=0, le=1,
         description="Weight of meaning alone as evidence from a sentence sharing no word with a question that names no paper.")
+    meaning_alone_hits: int = Field(
+        3, ge=0, le=100,
+        description="Only the sentences of this many best-ranked abstracts may count as evidence by meaning alone "
+                    "(a sentence of a lower-ranked abstract that only sounds like the question is more often "
+                    "another paper's; chosen on dev).")
     intro_bonus: float = Field(
         0.15, ge=0, le=1, description="Score added to 'we propose ...' sentences when the question asks which paper.")
     min_gain: float = Field(

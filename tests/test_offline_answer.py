@@ -281,3 +281,16 @@ def test_which_paper_in_chinese_also_gets_the_proposal_sentence():
                "We propose XiNet, a spiking controller for continuous control.")
     res = _earlier_sentences_closer("哪篇论文研究脉冲网络的连续控制？", hit, step=0.1)
     assert "We propose XiNet" in res.text, res.text
+
+
+def test_meaning_alone_counts_only_for_the_best_ranked_abstracts():
+    from rag.config import OfflineSettings
+
+    others = [_hit(f"Filler{i}", f"Filler{i} studies protein folding with lattice models number {i}.") for i in range(3)]
+    fourth = _hit("Sigma", "A biped learns agile motions from human video clips.")
+    hits = [*others, fourth]
+    close_to_fourth = lambda sentences, q: np.array([0.93 if "biped" in s else 0.80 for s in sentences])
+    question = "How can a two-legged machine copy martial-arts moves?"  # shares no word with Sigma
+    assert compose(question, hits, similarity=close_to_fourth).refused  # ranked 4th: sounds like it, no more
+    res = compose(question, hits, similarity=close_to_fourth, thresholds=OfflineSettings(meaning_alone_hits=5))
+    assert not res.refused and res.cited == [3], res.text

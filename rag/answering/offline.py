@@ -292,7 +292,7 @@ def _score(pool: list[Candidate], sims: np.ndarray, weights: dict[str, float], t
                 if any(a in c.terms and b in c.terms and not _has_phrase((a, b), seq) for a, b in phrases):
                     words *= 1 - t.phrase_weight  # "learning ... rate" is not "learning rate"
             c.score = t.meaning_weight * float(m) + (1 - t.meaning_weight) * words
-            if not named:
+            if not named and c.hit_index < t.meaning_alone_hits:
                 # A reworded question may share no word with its answer, but a sentence sharing
                 # none must be closer in meaning to count (a generic sentence often "sounds like" it).
                 c.score = max(c.score, float(m) * (1.0 if words > 0 else t.meaning_alone))
