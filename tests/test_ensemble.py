@@ -1,4 +1,5 @@
-"""The second model's ranking: chunk vectors built at ingest, fused for English questions only."""
+"""The second model's ranking: chunk vectors built at ingest, fused for every question (Chinese ones
+through their dictionary translation)."""
 from __future__ import annotations
 
 import numpy as np
@@ -62,13 +63,16 @@ def _spy_second(monkeypatch, index):
     return calls
 
 
-def test_english_questions_use_the_second_ranking_and_chinese_ones_do_not(seed_settings, monkeypatch):
+def test_english_questions_reach_the_second_model_as_written_and_chinese_ones_translated(seed_settings, monkeypatch):
+    from rag.index.translate import english_query
+
     index = default_index(seed_settings)
     calls = _spy_second(monkeypatch, index)
     index.retrieve("How can a humanoid robot imitate fast human motions?", k=5)
     assert calls["spy"].asked == ["How can a humanoid robot imitate fast human motions?"]
     index.retrieve("哪篇论文研究机器人操作中的触觉？", k=5)
-    assert calls["spy"].asked == []  # a fresh spy: MiniLM reads English only
+    asked = calls["spy"].asked  # a fresh spy
+    assert asked == [english_query("哪篇论文研究机器人操作中的触觉？")] and "tactile" in asked[0]  # MiniLM reads English only
 
 
 def test_the_second_ranking_enters_fusion_with_its_weight(seed_settings, monkeypatch):

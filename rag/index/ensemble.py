@@ -8,8 +8,8 @@ and chunks are ranked by cosine (an exact scan: 5,000 abstracts are 2 MB of vect
 Why a second model: the bundled multilingual e5-small matches reworded English questions to
 abstracts poorly among thousands of papers; MiniLM, trained on other data (English question,
 answer and paraphrase pairs), fails on different questions, and fusing both rankings finds more
-gold abstracts than either (eval/README.md). MiniLM reads English only: Chinese questions skip
-this ranking.
+gold abstracts than either (eval/README.md). MiniLM reads English only: a Chinese question is
+ranked through its dictionary translation (`rag.index.translate.english_query`).
 """
 from __future__ import annotations
 

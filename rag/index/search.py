@@ -101,11 +101,12 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     # Chunks by their closest sentence: a reworded question matches one sentence better than a
     # whole abstract.
     by_sentence = sentences.rank(qvec, n, only=allowed) if sentences is not None else []
-    # A second model fails on other questions than e5 (English only: not for Chinese questions).
+    # A second model fails on other questions than e5. It reads English only: a Chinese question
+    # reaches it through its dictionary translation, as BM25 does.
     by_second: list[tuple[str, float]] = []
-    if second is not None and not chinese:
+    if second is not None:
         vectors, model = second
-        by_second = vectors.rank(model.embed([query])[0], n, only=allowed)
+        by_second = vectors.rank(model.embed([english_query(query) if chinese else query])[0], n, only=allowed)
     t3 = time.perf_counter()
 
     found: dict[str, StoredChunk] = {c.id: c for c, _ in dense}
