@@ -51,6 +51,14 @@ class OfflineSettings(BaseModel):
     similarity_low: float = Field(
         0.80, ge=-1, le=1, description="Sentence cosine counted as no evidence at all (e5 cosines rarely fall lower).")
     similarity_high: float = Field(0.93, ge=-1, le=1, description="Sentence cosine counted as full evidence.")
+    second_share: float = Field(
+        0.5, ge=0, le=1,
+        description="For English questions naming no paper: share of a sentence's closeness of meaning taken from "
+                    "the second model (MiniLM) rather than e5.")
+    second_low: float = Field(
+        0.20, ge=-1, le=1, description="MiniLM sentence cosine counted as no closeness of meaning.")
+    second_high: float = Field(
+        0.70, ge=-1, le=1, description="MiniLM sentence cosine counted as full closeness of meaning.")
     crosslingual_shift: float = Field(
         0.05, ge=-0.2, le=0.2,
         description="Added to sentence cosines for questions mostly in Chinese (cross-lingual cosines run lower).")

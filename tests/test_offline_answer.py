@@ -294,3 +294,29 @@ def test_meaning_alone_counts_only_for_the_best_ranked_abstracts():
     assert compose(question, hits, similarity=close_to_fourth).refused  # ranked 4th: sounds like it, no more
     res = compose(question, hits, similarity=close_to_fourth, thresholds=OfflineSettings(meaning_alone_hits=5))
     assert not res.refused and res.cited == [3], res.text
+
+
+def test_the_second_models_meaning_can_carry_a_reworded_question_past_the_refusal():
+    # e5's cosines crowd together (0.83 for every sentence); the second model tells the answer apart.
+    hit = _hit("Omicron", "Legged robots are hard to control. We train a humanoid to imitate kung fu motions.")
+    e5 = lambda sentences, q: np.full(len(sentences), 0.83)
+    minilm = lambda sentences, q: np.array([0.70 if "kung fu" in s else 0.20 for s in sentences])
+    question = "How can a two-legged machine copy martial-arts moves?"
+    assert compose(question, [hit], similarity=e5).refused
+    res = compose(question, [hit], similarity=e5, second_similarity=minilm)
+    assert not res.refused and "kung fu" in res.text, res.text
+
+
+def test_the_second_model_is_not_asked_about_named_papers_or_chinese_questions():
+    asked = []
+
+    def minilm(sentences, q):
+        asked.append(q)
+        return np.full(len(sentences), 0.9)
+
+    e5 = lambda t, q: np.full(len(t), 0.9)
+    compose("Beta 采样器需要多少步？", HITS, similarity=e5, second_similarity=minilm)
+    compose("How many steps does Beta need?", HITS, similarity=e5, second_similarity=minilm, named={"Beta": ["beta"]})
+    assert asked == []  # the named paper's detail is judged by its focus words; MiniLM reads English only
+    compose("How many steps does the sampler need?", HITS, similarity=e5, second_similarity=minilm)
+    assert asked == ["How many steps does the sampler need?"]

@@ -74,8 +74,17 @@ def answer_from(
         vector = qvec if asked == question else index.embedder.embed_query(asked)
         return index.sentence_similarities(vector, sentences)
 
+    qvec2 = retrieval.second_vector
+
+    def second_similarity(sentences: list[str], asked: str):
+        from rag.index.ensemble import second_model
+
+        vector = qvec2 if asked == question else second_model().embed([asked])[0]
+        return index.second_similarities(vector, sentences)
+
     result = compose(question, hits, similarity=similarity if qvec is not None else None, passages=passages,
-                     named=retrieval.named, unknown_names=retrieval.unknown_names, thresholds=settings.offline)
+                     named=retrieval.named, unknown_names=retrieval.unknown_names, thresholds=settings.offline,
+                     second_similarity=second_similarity if qvec2 is not None else None)
     texts = {cid: text for chunks in passages.values() for cid, text in chunks}
     quoted = {i: (cid, texts[cid]) for i, cid in result.quoted_chunks.items() if cid in texts}
     done = time.perf_counter()

@@ -151,6 +151,7 @@ def compose(
     named: dict[str, list[str]] | None = None,
     unknown_names: Sequence[str] = (),
     thresholds: OfflineSettings | None = None,
+    second_similarity: Similarity | None = None,
 ) -> OfflineResult:
     """Answer from hits by sentence extraction, or refuse.
 
@@ -164,6 +165,13 @@ def compose(
     When the question names papers the corpus knows (`named`: name -> doc ids), only their
     abstracts are quoted; when it names something no abstract mentions (`unknown_names`) and
     nothing the corpus knows, it is refused: the corpus cannot be about it.
+
+    `second_similarity` (a second English model's cosines) joins e5's in the meaning of an English
+    question that names no paper, the question meaning may carry alone: e5's sentence cosines
+    crowd into 0.80-0.88 for any ML sentence against any ML question, MiniLM's (trained on
+    paraphrase pairs) spread wider, so a reworded question's own sentence stands out more. A
+    question naming its paper is judged by whether a sentence states the asked detail, where the
+    focus words decide; there e5 alone is used.
     """
     t = thresholds or OfflineSettings()
     terms = content_terms(question)
@@ -200,8 +208,12 @@ def compose(
     asks_for_paper = bool(_ASKS_FOR_PAPER.search(question))
     if crosslingual:
         sims = sims + t.crosslingual_shift  # e5 scores a Chinese question against English text lower
+    meaning = _meaning(sims, t.similarity_low, t.similarity_high)
+    if second_similarity is not None and not crosslingual and not wanted and t.second_share > 0:
+        sims2 = np.asarray(second_similarity([c.text for c in pool], asked), dtype=np.float32)
+        meaning = (1 - t.second_share) * meaning + t.second_share * _meaning(sims2, t.second_low, t.second_high)
     weights = {x: _idf(x, pool) for x in focus}  # rare words across the retrieved sentences weigh more
-    _score(pool, sims, weights, t, lexical=bool(focus) and not crosslingual, asks_for_paper=asks_for_paper,
+    _score(pool, meaning, weights, t, lexical=bool(focus) and not crosslingual, asks_for_paper=asks_for_paper,
            named=bool(wanted), quantity=bool(_ASKS_FOR_QUANTITY.search(question)),
            phrases=_phrases(question, name_terms))
     if about_paper_only:
@@ -256,7 +268,12 @@ def _has_phrase(pair: tuple[str, str], seq: list[str]) -> bool:
     return any(x == pair[0] and y == pair[1] for x, y in zip(seq, seq[1:]))
 
 
-def _score(pool: list[Candidate], sims: np.ndarray, weights: dict[str, float], t: OfflineSettings, *, lexical: bool,
+def _meaning(sims: np.ndarray, low: float, high: float) -> np.ndarray:
+    """Cosines mapped to 0-1 closeness of meaning: `low` and below is none, `high` and above is full."""
+    return np.clip((np.asarray(sims, dtype=np.float32) - low) / max(high - low, 1e-6), 0.0, 1.0)
+
+
+def _score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float], t: OfflineSettings, *, lexical: bool,
            asks_for_paper: bool, named: bool, quantity: bool = False,
            phrases: list[tuple[str, str]] | None = None) -> None:
     """Set each candidate's evidence score (see `compose`); `weights` are the focus words' IDFs.
@@ -270,8 +287,6 @@ def _score(pool: list[Candidate], sims: np.ndarray, weights: dict[str, float], t
     stated by a sentence where its words stand apart ("reinforcement learning ... at a rate");
     and a question asking for a quantity is answered only by a sentence with a number.
     """
-    span = max(t.similarity_high - t.similarity_low, 1e-6)
-    meaning = np.clip((sims - t.similarity_low) / span, 0.0, 1.0)
     focus = list(weights)
     total = sum(weights.values()) or 1.0
     by_doc: dict[int, list[Candidate]] = {}

@@ -163,6 +163,18 @@ class Index:
         vectors = np.stack([known[s] if s in known else fresh[s] for s in sentences])
         return vectors @ np.asarray(query_vector, dtype=np.float32)
 
+    def second_similarities(self, query_vector, sentences: list[str]):
+        """Cosine of each sentence to a question the second model embedded (`Retrieval.second_vector`);
+        sentence vectors come through the embedding cache under that model's name."""
+        import numpy as np
+
+        from rag.clean import clean
+
+        if not sentences:
+            return np.zeros(0, dtype=np.float32)
+        vectors = np.asarray(self._embed_second([clean(s) for s in sentences]), dtype=np.float32)
+        return vectors @ np.asarray(query_vector, dtype=np.float32)
+
     def _sentence_cache(self) -> EmbeddingCache | None:
         if self._cache is None:
             try:
@@ -389,7 +401,7 @@ class Index:
         try:
             with EmbeddingCache(self.paths.embed_cache, engine.name) as cache:
                 return embed_with_cache(texts, engine.embed, cache)[0]
-        except sqlite3.Error:  # a cache that cannot be written (read-only index): go on without it
+        except (sqlite3.Error, OSError):  # a cache that cannot be written (read-only index): go on without it
             return engine.embed(texts)
 
 

@@ -43,6 +43,7 @@ class Retrieval:
     named: dict[str, list[str]] = field(default_factory=dict)
     unknown_names: list[str] = field(default_factory=list)
     query_vector: np.ndarray | None = None
+    second_vector: np.ndarray | None = None  # the question as the second model embedded it
 
 
 def check_query(query: str) -> str:
@@ -104,9 +105,11 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     # A second model fails on other questions than e5. It reads English only: a Chinese question
     # reaches it through its dictionary translation, as BM25 does.
     by_second: list[tuple[str, float]] = []
+    qvec2 = None
     if second is not None:
         vectors, model = second
-        by_second = vectors.rank(model.embed([english_query(query) if chinese else query])[0], n, only=allowed)
+        qvec2 = model.embed([english_query(query) if chinese else query])[0]
+        by_second = vectors.rank(qvec2, n, only=allowed)
     t3 = time.perf_counter()
 
     found: dict[str, StoredChunk] = {c.id: c for c, _ in dense}
@@ -156,4 +159,4 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
         "fuse": (t4 - t3) * 1000,
     }
     return Retrieval(hits=hits, timings_ms={key: round(v, 2) for key, v in timings.items()}, named=named,
-                     unknown_names=unknown, query_vector=qvec)
+                     unknown_names=unknown, query_vector=qvec, second_vector=qvec2)
