@@ -155,7 +155,12 @@ def _llm_answerer(record: bool, cassettes: Path):
         return (Recorder(), cassette_path(settings, cassettes), settings) if record else (None, None, settings)
     if record:
         raise UsageError("--record needs an LLM: set OPENAI_API_KEY or OPENAI_BASE_URL")
-    return replayer(cassette_path(settings, cassettes)), None, settings
+    import rag
+
+    def retrieve(question: str, k: int, s) -> list[str]:
+        return [h.doc_id for h in rag.retrieve(question, k=k, settings=s)]
+
+    return replayer(cassette_path(settings, cassettes), retrieve=retrieve), None, settings
 
 
 def _evaluators(judge: bool):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import rag
 from rag.cli import app
 from rag.evals import metrics
 from rag.evals.dataset import has_spelling, load_dataset
@@ -112,10 +113,11 @@ def test_hyphens_between_latin_words_still_matter():
 LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct"
 
 
-def test_the_committed_llm_eval_replays_and_passes_its_gate(tmp_path, monkeypatch):
+def test_the_committed_llm_eval_replays_and_passes_its_gate(seed_settings, tmp_path, monkeypatch):
     """CI: `rag eval --mode llm --check` with no LLM configured replays the answers recorded from the
     local model (eval/cassettes/) and gates them against eval/baseline-llm.json, whose selection
-    (the 21 ids of the stratified --limit 21 subset drawn from the question set of the recording) it reuses."""
+    (the 21 ids of the stratified --limit 21 subset drawn from the question set of the recording) it reuses.
+    Each question is retrieved again over the seed index: the recorded sources must still be found."""
     monkeypatch.setenv("RAG_LLM_MODEL", LOCAL_MODEL)
     res = runner.invoke(app, ["eval", "--mode", "llm", "--check", "--questions", str(QUESTIONS),
                               "--baseline", str(ROOT / "eval" / "baseline-llm.json"),
@@ -134,3 +136,20 @@ def test_the_committed_llm_eval_replays_and_passes_its_gate(tmp_path, monkeypatc
     assert llm["answers"] == 21 and llm["uncited_answers"] == llm["marker_only_answers"] == 0
     assert llm["unsupported_answers"] == 0
     assert "llm: repair calls" in res.stderr
+
+
+def test_a_replay_whose_sources_retrieval_no_longer_finds_stops_with_a_rerecord_hint(tmp_path):
+    from rag.evals.cassette import replayer
+    from rag.evals.runner import EvalUnavailable
+
+    hit = {"doc_id": "aaa", "title": "A", "text": "t", "score": 0.1, "chunk_id": "aaa:0"}
+    cassette = tmp_path / "llm-x.json"
+    cassette.write_text(json.dumps({"answers": {"5\tWhat?": {
+        "question": "What?", "answer": "It. [1]", "refused": False, "mode": "llm", "sources": [hit]}}}),
+        encoding="utf-8")
+    same = replayer(cassette, retrieve=lambda q, k, s: ["aaa"])
+    assert same("What?", k=5, settings=rag.Settings()).text == "It. [1]"
+    moved = replayer(cassette, retrieve=lambda q, k, s: ["bbb", "aaa"])
+    with pytest.raises(EvalUnavailable, match="retrieval changed") as err:
+        moved("What?", k=5, settings=rag.Settings())
+    assert "--record" in err.value.hint

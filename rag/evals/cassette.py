@@ -62,8 +62,14 @@ class Recorder:
         return p
 
 
-def replayer(path: str | Path):
-    """Return an answer function that replays a cassette; a missing answer stops the run in one line."""
+def replayer(path: str | Path, *, retrieve=None):
+    """Return an answer function that replays a cassette; a missing answer stops the run in one line.
+
+    `retrieve(question, k, settings) -> doc ids`: when given, each question is retrieved again and
+    must find the sources the recorded answer was given, in the same order. The cassette key
+    covers settings, prompts and model but not the code: a retrieval change that keeps the settings
+    would otherwise replay answers written from other sources.
+    """
     p = Path(path)
     if not p.is_file():
         raise EvalUnavailable(f"LLM mode: no LLM configured and no cassette {p} for these settings and prompts",
@@ -78,6 +84,14 @@ def replayer(path: str | Path):
         if d is None:
             raise EvalUnavailable(f"cassette {p} has no answer for {question!r} at k={k}",
                                   hint=f"re-record with: {RERECORD_COMMAND}")
-        return answer_from_dict(d)
+        answer = answer_from_dict(d)
+        if retrieve is not None:
+            recorded = [h.doc_id for h in answer.sources]
+            now = list(retrieve(question, k, settings))
+            if now != recorded:
+                raise EvalUnavailable(
+                    f"cassette {p} was recorded with other sources for {question!r} (retrieval changed since: "
+                    f"now {now}, recorded {recorded})", hint=f"re-record with: {RERECORD_COMMAND}")
+        return answer
 
     return replay
