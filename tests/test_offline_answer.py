@@ -320,3 +320,10 @@ def test_the_second_model_is_not_asked_about_named_papers_or_chinese_questions()
     assert asked == []  # the named paper's detail is judged by its focus words; MiniLM reads English only
     compose("How many steps does the sampler need?", HITS, similarity=e5, second_similarity=minilm)
     assert asked == ["How many steps does the sampler need?"]
+
+
+def test_two_words_of_the_question_match_their_closed_compound():
+    hit = _hit("Tau", "Humanoid robots are promising for many skills. We master dynamic motions such as Kungfu and dancing.")
+    e5 = lambda sentences, q: np.array([0.86 if "promising" in s else 0.84 for s in sentences])
+    res = compose("How do robots learn kung fu?", [hit], similarity=e5)
+    assert not res.refused and "Kungfu" in res.text, res.text

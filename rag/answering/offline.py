@@ -188,6 +188,7 @@ def compose(
     allowed = [i for i, h in enumerate(hits) if not wanted or many or h.doc_id in wanted]
     pool = [c for c in _candidates(hits, passages, pointers=bool(_ASKS_WHERE.search(question)))
             if c.hit_index in allowed]
+    _join_compounds(pool, question)
     if not pool:
         return _refuse()
 
@@ -262,6 +263,23 @@ def _phrases(question: str, skip: set[str]) -> list[tuple[str, str]]:
         if len(a) == 1 and len(b) == 1 and a[0] != b[0] and not ({a[0], b[0]} & (_QUESTION_WORDS | skip)):
             pairs.append((a[0], b[0]))
     return list(dict.fromkeys(pairs))
+
+
+def _join_compounds(pool: list[Candidate], question: str) -> None:
+    """Let two adjacent words of the question match a sentence that writes them as one word.
+
+    "kung fu" / "Kungfu", "data set" / "dataset", "multi task" / "multitask": the same term spelled
+    open or closed. A sentence holding the closed form counts as stating both words.
+    """
+    raw = re.findall(r"[A-Za-z0-9]+", question)
+    for a, b in zip(raw, raw[1:]):
+        parts = tokenize(f"{a} {b}", compounds=False)
+        joined = tokenize(a + b, compounds=False)
+        if len(parts) != 2 or len(joined) != 1:
+            continue
+        for c in pool:
+            if joined[0] in c.terms:
+                c.terms.update(parts)
 
 
 def _has_phrase(pair: tuple[str, str], seq: list[str]) -> bool:
