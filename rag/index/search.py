@@ -82,7 +82,7 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     scores), so k hits come back whenever k documents match.
 
     `second`: a second English model's chunk vectors and the model (`rag.index.ensemble`), a
-    fourth ranking for English questions.
+    fourth ranking (a Chinese question reaches it through its dictionary translation).
     """
     query = check_query(query)
     n = max(settings.candidates, 3 * k)
@@ -95,7 +95,8 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     # A Chinese question shares no word with English abstracts: BM25 reads its dictionary
     # translation instead, with its own weight.
     chinese = is_chinese(query)
-    bm25 = lexical.search(english_query(query) if chinese else query, n, only=allowed)
+    english = english_query(query) if chinese else query
+    bm25 = lexical.search(english, n, only=allowed)
     if bm25:  # weak BM25 matches (a shared common word) are noise, not evidence
         floor = settings.lexical_min_ratio * bm25[0][1]
         bm25 = [(cid, s) for cid, s in bm25 if s >= floor]
@@ -108,7 +109,7 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     qvec2 = None
     if second is not None:
         vectors, model = second
-        qvec2 = model.embed([english_query(query) if chinese else query])[0]
+        qvec2 = model.embed([english])[0]
         by_second = vectors.rank(qvec2, n, only=allowed)
     t3 = time.perf_counter()
 
