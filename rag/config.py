@@ -250,9 +250,14 @@ class Settings(BaseSettings):
             out["openai_api_key"] = "***"
         return out
 
-    def hash(self) -> str:
-        """Short hash of the settings that change answers (no secrets, no paths, no transport)."""
+    def hash(self, *, without: tuple[str, ...] = ()) -> str:
+        """Short hash of the settings that change answers (no secrets, no paths, no transport).
+
+        `without` leaves out more fields, e.g. the `offline` group for an LLM answer, which never
+        reads it."""
         d = self.public_dict()
+        for key in without:
+            d.pop(key, None)
         for key in ("openai_api_key", "data_dir", "index_dir", "chroma_url", "llm_timeout", "llm_connect_timeout",
                     "llm_max_retries", "embed_workers", "embed_engine"):
             d.pop(key, None)

@@ -153,3 +153,15 @@ def test_a_replay_whose_sources_retrieval_no_longer_finds_stops_with_a_rerecord_
     with pytest.raises(EvalUnavailable, match="retrieval changed") as err:
         moved("What?", k=5, settings=rag.Settings())
     assert "--record" in err.value.hint
+
+
+def test_the_cassette_key_ignores_the_offline_thresholds_but_not_retrieval_or_model():
+    """The LLM path never reads the offline answerer's thresholds: tuning them keeps the recording."""
+    from rag.evals.cassette import cassette_key
+
+    base = rag.Settings()
+    tuned = base.with_overrides(offline={**base.offline.model_dump(), "min_evidence": 0.3})
+    assert tuned.hash() != base.hash()  # the offline answer's own stamp still changes
+    assert cassette_key(tuned) == cassette_key(base)
+    assert cassette_key(base.with_overrides(k=7)) != cassette_key(base)
+    assert cassette_key(base.with_overrides(llm_model="another-model")) != cassette_key(base)

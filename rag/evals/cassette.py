@@ -18,9 +18,13 @@ DEFAULT_CASSETTES = Path("eval") / "cassettes"
 
 
 def cassette_key(settings: rag.Settings) -> str:
-    """Hash of what decides an LLM answer: settings, prompt texts and model (not where the server is)."""
-    offline_view = settings.model_copy(update={"openai_base_url": None, "openai_api_key": None})
-    spec = {"settings": offline_view.hash(), "prompts": prompt_hash("llm"), "model": settings.llm_model}
+    """Hash of what decides an LLM answer: settings, prompt texts and model (not where the server is).
+
+    The `offline` group (the extractive answerer's thresholds) is left out: the LLM path never
+    reads it, so tuning the offline answerer does not void the recorded LLM answers. A replay
+    still checks that retrieval gives the recorded sources (`replayer`)."""
+    view = settings.model_copy(update={"openai_base_url": None, "openai_api_key": None})
+    spec = {"settings": view.hash(without=("offline",)), "prompts": prompt_hash("llm"), "model": settings.llm_model}
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
 
 
