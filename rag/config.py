@@ -79,6 +79,12 @@ class OfflineSettings(BaseModel):
     meaning_alone: float = Field(
         0.75, ge=0, le=1,
         description="Weight of meaning alone as evidence from a sentence sharing no word with a question that names no paper.")
+    abstract_closeness: float | None = Field(
+        0.40, ge=-1, le=1,
+        description="For an English question naming no paper: the second model's (MiniLM) cosine between the "
+                    "question and a top-ranked abstract at which that abstract is evidence by itself, quoted even "
+                    "when no single sentence restates the question (a reworded question describes what a paper "
+                    "is about; an off-corpus question is close to no whole abstract). None: off.")
     meaning_alone_hits: int = Field(
         3, ge=0, le=100,
         description="Only the sentences of this many best-ranked abstracts may count as evidence by meaning alone "

@@ -327,3 +327,29 @@ def test_two_words_of_the_question_match_their_closed_compound():
     e5 = lambda sentences, q: np.array([0.86 if "promising" in s else 0.84 for s in sentences])
     res = compose("How do robots learn kung fu?", [hit], similarity=e5)
     assert not res.refused and "Kungfu" in res.text, res.text
+
+
+# A reworded question sharing no word with any sentence of the abstracts above.
+REWORDED = "How can a machine learn faster by trusting its successes?"
+
+
+def test_a_reworded_question_is_answered_from_the_first_abstract_when_it_is_close_as_a_whole():
+    assert compose(REWORDED, HITS).refused  # no sentence restates it
+    res = compose(REWORDED, HITS, closeness=[0.55, 0.2, 0.1])
+    assert not res.refused and res.cited == [0]
+    assert set(_markers(res.text)) == {1}
+
+
+def test_abstract_closeness_below_the_threshold_or_on_a_lower_hit_is_no_evidence():
+    assert compose(REWORDED, HITS, closeness=[0.30, 0.2, 0.1]).refused
+    # A lower-ranked abstract closer than the first: the retrievers disagree, so no answer.
+    assert compose(REWORDED, HITS, closeness=[0.2, 0.7, 0.1]).refused
+    assert compose(REWORDED, HITS, closeness=[None, 0.7, 0.1]).refused
+    off = rag.Settings().offline.model_copy(update={"abstract_closeness": None})
+    assert compose(REWORDED, HITS, closeness=[0.9, 0.2, 0.1], thresholds=off).refused
+
+
+def test_abstract_closeness_does_not_answer_for_a_named_paper_or_a_chinese_question():
+    named = compose("What learning rate does Beta use?", HITS, named={"Beta": ["beta"]}, closeness=[0.9, 0.9, 0.9])
+    assert named.refused and "Beta abstract does not state it" in named.text
+    assert compose("机器怎样通过相信自己的成功而学得更快？", HITS, closeness=[0.9, 0.2, 0.1]).refused

@@ -84,7 +84,8 @@ def answer_from(
 
     result = compose(question, hits, similarity=similarity if qvec is not None else None, passages=passages,
                      named=retrieval.named, unknown_names=retrieval.unknown_names, thresholds=settings.offline,
-                     second_similarity=second_similarity if qvec2 is not None else None)
+                     second_similarity=second_similarity if qvec2 is not None else None,
+                     closeness=retrieval.second_scores or None)
     texts = {cid: text for chunks in passages.values() for cid, text in chunks}
     quoted = {i: (cid, texts[cid]) for i, cid in result.quoted_chunks.items() if cid in texts}
     done = time.perf_counter()

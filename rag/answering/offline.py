@@ -152,6 +152,7 @@ def compose(
     unknown_names: Sequence[str] = (),
     thresholds: OfflineSettings | None = None,
     second_similarity: Similarity | None = None,
+    closeness: Sequence[float | None] | None = None,
 ) -> OfflineResult:
     """Answer from hits by sentence extraction, or refuse.
 
@@ -172,6 +173,10 @@ def compose(
     paraphrase pairs) spread wider, so a reworded question's own sentence stands out more. A
     question naming its paper is judged by whether a sentence states the asked detail, where the
     focus words decide; there e5 alone is used.
+
+    `closeness` (per hit, the second model's cosine between the question and the hit's abstract)
+    lets an English question naming no paper be answered from the first hit when that abstract
+    as a whole is close to it (`abstract_closeness`), though no sentence restates the question.
     """
     t = thresholds or OfflineSettings()
     terms = content_terms(question)
@@ -224,6 +229,11 @@ def compose(
     # The answer's evidence: its best sentence, or what its sentences state together (a
     # question about two papers is answered by a sentence of each).
     evidence = max(max(c.score for c in chosen), _together(chosen, focus, weights, t, lexical=not crosslingual))
+    if evidence < t.min_evidence and not wanted and not crosslingual:
+        near = _close_first_abstract(closeness, allowed, t)
+        if near is not None:  # the question describes this paper: quote its best sentences
+            chosen = _choose([c for c in pool if c.hit_index == near], q_terms=focus, weights=weights, many=many, t=t)
+            evidence = t.min_evidence
     if evidence < t.min_evidence:
         if wanted:
             label = hits[allowed[0]].label or hits[allowed[0]].title
@@ -235,6 +245,22 @@ def compose(
     if _ASKS_PROPOSED.search(question):
         chosen = _with_proposal(chosen, pool, every_paper=many)  # context for the reader, not evidence
     return OfflineResult(_render(chosen, hits), _cited(chosen), False, evidence, _quoted_chunks(chosen))
+
+
+def _close_first_abstract(closeness: Sequence[float | None] | None, allowed: list[int],
+                          t: OfflineSettings) -> int | None:
+    """The best-ranked hit when its whole abstract is close enough in meaning to be evidence alone.
+
+    A reworded question describes what a paper is about, often in words no single sentence
+    shares; the second model's cosine between the question and the whole abstract says whether
+    the corpus holds such a paper (an off-corpus question is close to no abstract as a whole).
+    Only the first hit qualifies: a lower-ranked abstract that sounds closer than the first is a
+    disagreement between the retrievers, not evidence (measured on dev: eval/README.md).
+    """
+    if not closeness or t.abstract_closeness is None or not allowed or allowed[0] >= len(closeness):
+        return None
+    first = allowed[0]
+    return first if closeness[first] is not None and closeness[first] >= t.abstract_closeness else None
 
 
 def _together(chosen: list[Candidate], focus: list[str], weights: dict[str, float], t: OfflineSettings, *,

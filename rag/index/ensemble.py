@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
+
 from rag.errors import ConfigError
 from rag.index.sentences import SentenceIndex
 
@@ -32,6 +34,13 @@ class ChunkVectors(SentenceIndex):
     @staticmethod
     def units(text: str) -> list[str]:
         return [text] if text.strip() else []
+
+    def similarities(self, query_vector, chunk_ids: list[str]) -> list[float | None]:
+        """Cosine of each chunk's stored vector to a question vector (None for a chunk without one)."""
+        if not hasattr(self, "_rows"):
+            self._rows = {cid: i for i, cid in enumerate(self.chunk_ids)}
+        q = np.asarray(query_vector, dtype=np.float32)
+        return [float(self.vectors[self._rows[c]] @ q) if c in self._rows else None for c in chunk_ids]
 
 
 _ENGINE = None

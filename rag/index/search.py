@@ -44,6 +44,8 @@ class Retrieval:
     unknown_names: list[str] = field(default_factory=list)
     query_vector: np.ndarray | None = None
     second_vector: np.ndarray | None = None  # the question as the second model embedded it
+    # Per hit, the second model's cosine between the question and the hit's chunk (None: no vector).
+    second_scores: list[float | None] = field(default_factory=list)
 
 
 def check_query(query: str) -> str:
@@ -152,6 +154,7 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
         hits.append(hit)
         if len(hits) == k:
             break
+    second_scores = second[0].similarities(qvec2, [h.chunk_id for h in hits]) if second is not None else []
     t4 = time.perf_counter()
     timings = {
         "embed_query": (t1 - t0) * 1000,
@@ -160,4 +163,4 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
         "fuse": (t4 - t3) * 1000,
     }
     return Retrieval(hits=hits, timings_ms={key: round(v, 2) for key, v in timings.items()}, named=named,
-                     unknown_names=unknown, query_vector=qvec, second_vector=qvec2)
+                     unknown_names=unknown, query_vector=qvec, second_vector=qvec2, second_scores=second_scores)
