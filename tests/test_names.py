@@ -15,6 +15,15 @@ def test_plain_words_measurements_and_chinese_are_not_names():
     assert extract_names("XVerse 论文的作者是谁？") == {"XVerse"}
 
 
+def test_a_name_with_a_describing_word_hyphened_after_it_is_the_name_alone():
+    assert extract_names("An LLM-based agent with SnapViT-style pruning and RL-trained policies.") == \
+        {"LLM", "SnapViT", "RL"}
+    # Hyphened parts that are names or variants stay: T2I-R1, GPT-4o-mini, BERT-base.
+    assert extract_names("T2I-R1 beats GPT-4o-mini and BERT-base.") == {"T2I-R1", "GPT-4o-mini", "BERT-base"}
+    docs = [(f"d{i}", "We use an LLM.") for i in range(20)] + [("a", "Our LLM-based reranker.")]
+    assert NameIndex.build(docs).lookup("Which papers train an LLM-based agent?") == ({}, [])
+
+
 def test_lookup_splits_distinctive_known_names_from_unknown_ones():
     docs = [(f"d{i}", "We use an LLM.") for i in range(20)] + [("a", "We propose SnapViT."), ("b", "SnapViT is fast.")]
     index = NameIndex.build(docs)

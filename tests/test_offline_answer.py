@@ -353,3 +353,15 @@ def test_abstract_closeness_does_not_answer_for_a_named_paper_or_a_chinese_quest
     named = compose("What learning rate does Beta use?", HITS, named={"Beta": ["beta"]}, closeness=[0.9, 0.9, 0.9])
     assert named.refused and "Beta abstract does not state it" in named.text
     assert compose("机器怎样通过相信自己的成功而学得更快？", HITS, closeness=[0.9, 0.2, 0.1]).refused
+
+
+def test_a_question_naming_no_paper_also_gets_the_sentence_saying_what_the_paper_proposes():
+    hit = _hit("Kappa", "Humanoid robots can imitate people. This paper presents Kappa, a controller for fast "
+               "dance moves. Kappa tracks motions with low error.")
+    def e5(sentences, question):
+        return np.array([0.95 if s.startswith("Humanoid") else 0.80 for s in sentences])
+
+    res = compose("How can humanoid robots imitate people?", [hit], similarity=e5)
+    # The closest sentence, then the proposal (third person "presents" is a proposal too).
+    assert res.text == "Humanoid robots can imitate people. [1] This paper presents Kappa, a controller for fast " \
+                       "dance moves. [1]"

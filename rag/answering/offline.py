@@ -47,7 +47,7 @@ _OWN_WORK = re.compile(r"\b(?:we|our|this (?:paper|work))\b", re.I)
 # "What is proposed ...?", "Which method does X introduce?", "Which paper ...?": asks for the
 # paper's own proposal.
 _ASKS_PROPOSED = re.compile(r"\b(?:propos|introduc)\w*|\bwhich\s+(?:paper|papers|work|works)\b|提出|哪篇|哪些论文", re.I)
-_INTRO = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+)?(?:propose|introduce|present|develop|release)\b", re.I)
+_INTRO = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+)?(?:propose|introduce|present|develop|release)s?\b", re.I)
 
 # The thresholds (coverage, gains, bonuses) are the `offline` settings group: see
 # rag.config.OfflineSettings for what each one decides.
@@ -242,7 +242,9 @@ def compose(
     # A Chinese question's words reach English sentences through their dictionary glosses.
     denied = focus if not crosslingual else [x for x in content_terms(english_query(question)) if x not in name_terms]
     chosen = _with_denial(_with_followers(chosen, pool), pool, denied, question)
-    if _ASKS_PROPOSED.search(question):
+    # A question naming no paper does not know which paper answers it: the paper's "we propose ..."
+    # sentence tells the reader (and names the method), as for a question asking what is proposed.
+    if _ASKS_PROPOSED.search(question) or not wanted:
         chosen = _with_proposal(chosen, pool, every_paper=many)  # context for the reader, not evidence
     return OfflineResult(_render(chosen, hits), _cited(chosen), False, evidence, _quoted_chunks(chosen))
 

@@ -36,11 +36,21 @@ MIN_DISTINCT_DOCS = 3
 DISTINCT_SHARE = 0.002
 
 
+# A name with lower-case words hyphened after it ("LLM-based", "GPT-style", "RL-trained") is a
+# description built on the name, not a name of its own: the name is the part before them.
+_DESCRIBED = re.compile(r"^(.*?[A-Za-z0-9])-(?:based|style|like|aware|free|guided|driven|level|wise|specific|trained|"
+                        r"generated|conditioned|augmented|enhanced|powered|centric|agnostic|only|friendly|inspired|"
+                        r"oriented|dependent|independent|assisted|tuned|scale|sized)$")
+
+
 def extract_names(text: str) -> set[str]:
     """The name-like tokens of text, as written."""
     out = set()
     for m in NAME.finditer(text or ""):
         name = m.group(0)
+        described = _DESCRIBED.match(name)
+        if described and NAME.fullmatch(described.group(1)):
+            name = described.group(1)
         if _MEASURE.match(name) or not any(ch.isalpha() for ch in name):
             continue
         out.add(name)
