@@ -67,7 +67,9 @@ class OfflineSettings(BaseModel):
         description="Share of a sentence's word evidence lost when the words of a question's phrase stand apart in it.")
     no_number_factor: float = Field(
         0.5, ge=0, le=1,
-        description="Evidence kept by a sentence without a number when the question asks how many/much.")
+        description="Evidence kept by a sentence lacking the kind of answer the question asks for: a number "
+                    "(how many/much, what is the number/size of), or a name (which model/dataset/benchmark a "
+                    "named paper used).")
     rank_penalty: float = Field(
         0.03, ge=0, le=1, description="Evidence taken off per retrieval rank of the sentence's abstract.")
     max_sentences: int = Field(3, ge=1, le=10, description="Most sentences quoted in one answer.")

@@ -365,3 +365,33 @@ def test_a_question_naming_no_paper_also_gets_the_sentence_saying_what_the_paper
     # The closest sentence, then the proposal (third person "presents" is a proposal too).
     assert res.text == "Humanoid robots can imitate people. [1] This paper presents Kappa, a controller for fast " \
                        "dance moves. [1]"
+
+
+SPOT = _hit("Spot", "We propose Spot, a method that computes decision tree policies for large MDPs. Spot is an order "
+            "of magnitude faster than existing approaches. Spot uses a large language model (LLM) as a planner "
+            "and is evaluated on high-dimensional control systems with many expert trajectories.")
+
+
+@pytest.mark.parametrize("question", [
+    "How many expert trajectories does Spot use?",
+    "What is the dimensionality of the control systems Spot is evaluated on?",
+])
+def test_a_quantity_question_is_refused_when_no_quoted_sentence_states_a_number(question):
+    res = compose(question, [SPOT], named={"Spot": ["spot"]})
+    assert res.refused and "Spot abstract does not state it" in res.text
+
+
+def test_a_quantity_written_in_words_is_a_number():
+    res = compose("How much faster than existing approaches is Spot?", [SPOT], named={"Spot": ["spot"]})
+    assert not res.refused and "order of magnitude faster" in res.text
+
+
+@pytest.mark.parametrize("sentence, answered", [
+    ("Spot relies on GPT-4o, a large language model, for planning.", True),
+    ("Spot relies on Llama, a large language model, for planning.", True),  # a capitalised word inside: a name
+    ("Spot relies on large language models (LLMs) for planning.", False),  # spelled out beside it: no name
+])
+def test_which_model_a_named_paper_uses_is_answered_only_by_a_sentence_naming_one(sentence, answered):
+    hit = _hit("Spot", f"We propose Spot for decision trees. {sentence}")
+    res = compose("Which large language model does Spot use?", [hit], named={"Spot": ["spot"]})
+    assert res.refused is not answered

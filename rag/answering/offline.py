@@ -17,6 +17,7 @@ from rag.answering.refusal import REFUSAL
 from rag.clean import clean
 from rag.config import OfflineSettings
 from rag.index.lexical import CJK, tokenize
+from rag.index.names import extract_names
 from rag.index.translate import english_query, is_chinese
 from rag.text import split_sentences
 from rag.types import Hit
@@ -137,9 +138,14 @@ def content_terms(question: str) -> list[str]:
 Similarity = Callable[[list[str], str], "np.ndarray"]
 # Questions asking for a quantity: the answer must state a number.
 _ASKS_FOR_QUANTITY = re.compile(r"\bhow (?:many|much|long|large|big|fast|often)\b|\bwhat (?:percentage|fraction|share|"
-                                r"number|proportion)\b|多少|几", re.I)
+                                r"number|proportion)\b|\bwhat (?:is|are|was|were) the (?:\w+ )?(?:number|size|count|"
+                                r"amount|dimension\w*|percentage|fraction|proportion)\b|多少|几", re.I)
+# Questions asking which named thing a paper used: the answer names it (a model, dataset or
+# benchmark is referred to by a proper name: "Unitree G1", "Sora", "AIME24").
+_ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?:\w+ ){0,2}(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|"
+                                   r"hardware|llms?|backbones?|generators?)\b", re.I)
 _NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
-                     r"hundred|thousand|million|billion|dozen|half|twice|double|triple)\b", re.I)
+                     r"hundred|thousand|million|billion|dozen|half|twice|double|triple|orders? of magnitude|\w+fold)\b", re.I)
 
 
 def compose(
@@ -219,8 +225,9 @@ def compose(
         sims2 = np.asarray(second_similarity([c.text for c in pool], asked), dtype=np.float32)
         meaning = (1 - t.second_share) * meaning + t.second_share * _meaning(sims2, t.second_low, t.second_high)
     weights = {x: _idf(x, pool) for x in focus}  # rare words across the retrieved sentences weigh more
+    required = _states_what_is_asked(question, named)
     _score(pool, meaning, weights, t, lexical=bool(focus) and not crosslingual, asks_for_paper=asks_for_paper,
-           named=bool(wanted), quantity=bool(_ASKS_FOR_QUANTITY.search(question)),
+           named=bool(wanted), required=required,
            phrases=_phrases(question, name_terms))
     if about_paper_only:
         for c in pool:
@@ -228,7 +235,10 @@ def compose(
     chosen = _choose(pool, q_terms=focus, weights=weights, many=many, t=t)
     # The answer's evidence: its best sentence, or what its sentences state together (a
     # question about two papers is answered by a sentence of each).
-    evidence = max(max(c.score for c in chosen), _together(chosen, focus, weights, t, lexical=not crosslingual))
+    together = _together(chosen, focus, weights, t, lexical=not crosslingual)
+    if required and not any(required(c.text) for c in chosen):
+        together *= t.no_number_factor  # several sentences together answer "how many" only with a number
+    evidence = max(max(c.score for c in chosen), together)
     if evidence < t.min_evidence and not wanted and not crosslingual:
         near = _close_first_abstract(closeness, allowed, t)
         if near is not None:  # the question describes this paper: quote its best sentences
@@ -263,6 +273,42 @@ def _close_first_abstract(closeness: Sequence[float | None] | None, allowed: lis
         return None
     first = allowed[0]
     return first if closeness[first] is not None and closeness[first] >= t.abstract_closeness else None
+
+
+def _acronyms_of(words: list[str]) -> set[str]:
+    """The initials of every run of 2-5 consecutive words, case-folded."""
+    return {"".join(w[0] for w in words[i:j]).casefold() for i in range(len(words))
+            for j in range(i + 2, min(i + 5, len(words)) + 1)}
+
+
+def _states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> Callable[[str], bool] | None:
+    """What a sentence must state to answer the question, when its form says: a number for "how many",
+    and, for "which model / dataset / benchmark ..." about a paper the question names, a name the
+    question does not already give (a question naming no paper may be answered by several papers'
+    sentences, where the rule would favour any sentence with a name in it)."""
+    if _ASKS_FOR_QUANTITY.search(question):
+        return lambda text: bool(_NUMBER.search(text))
+    if named and _ASKS_FOR_NAMED_THING.search(question):
+        words = re.findall(r"[A-Za-z]+", question)
+        given = {n.casefold() for n in extract_names(question)} | {n.casefold() for n in (named or {})}
+        given |= _acronyms_of(words)  # "LLMs" for the question's "large language models" names nothing new
+
+        q_words = {w.casefold() for w in words}
+
+        def names_something(text: str) -> bool:
+            spelled = _acronyms_of(re.findall(r"[A-Za-z]+", text))
+            # Plain capitalised words inside the sentence are names too ("Franka", "Sora", "Cityscapes").
+            proper = {w for w in re.findall(r"(?<=[a-z0-9,;:)] )[A-Z][a-z]+\b", text) if w.casefold() not in q_words}
+            for name in extract_names(text) | proper:
+                key = name.casefold()
+                if key in given or key.rstrip("s") in given or key.rstrip("s") in spelled:
+                    continue  # given by the question, or a term spelled out beside it ("large language models (LLMs)")
+                if any(key in g for g in given if len(g) > len(key)):
+                    continue  # part of a name the question gives ("RAG" in "DynamicRAG")
+                return True
+            return False
+        return names_something
+    return None
 
 
 def _together(chosen: list[Candidate], focus: list[str], weights: dict[str, float], t: OfflineSettings, *,
@@ -320,7 +366,7 @@ def _meaning(sims: np.ndarray, low: float, high: float) -> np.ndarray:
 
 
 def _score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float], t: OfflineSettings, *, lexical: bool,
-           asks_for_paper: bool, named: bool, quantity: bool = False,
+           asks_for_paper: bool, named: bool, required: Callable[[str], bool] | None = None,
            phrases: list[tuple[str, str]] | None = None) -> None:
     """Set each candidate's evidence score (see `compose`); `weights` are the focus words' IDFs.
 
@@ -331,7 +377,9 @@ def _score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float]
 
     Two general rules sharpen the words: a phrase of the question ("learning rate") is not
     stated by a sentence where its words stand apart ("reinforcement learning ... at a rate");
-    and a question asking for a quantity is answered only by a sentence with a number.
+    and a question asking for a quantity is answered only by a sentence with a number, one asking
+    which model, dataset or benchmark a named paper used only by a sentence naming one
+    (`required`, from `_states_what_is_asked`; a sentence lacking it keeps `no_number_factor`).
     """
     focus = list(weights)
     total = sum(weights.values()) or 1.0
@@ -359,7 +407,7 @@ def _score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float]
                 c.score = max(c.score, float(m) * (1.0 if words > 0 else t.meaning_alone))
         else:
             c.score = float(m)
-        if quantity and not _NUMBER.search(c.text):
+        if required is not None and not required(c.text):
             c.score *= t.no_number_factor
         c.score -= t.rank_penalty * c.hit_index
         if asks_for_paper and _INTRO.search(c.text):
