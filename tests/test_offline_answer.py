@@ -395,3 +395,12 @@ def test_which_model_a_named_paper_uses_is_answered_only_by_a_sentence_naming_on
     hit = _hit("Spot", f"We propose Spot for decision trees. {sentence}")
     res = compose("Which large language model does Spot use?", [hit], named={"Spot": ["spot"]})
     assert res.refused is not answered
+
+
+def test_a_chinese_question_is_answered_through_the_glosses_of_its_words():
+    # 采样 -> "sampling", 步 -> "step pace": the sentence states both, so it is evidence without any
+    # cross-lingual similarity (none is given here); 多少 frames the question and is no topic word.
+    res = compose("Beta 采样需要多少步？", HITS, named={"Beta": ["beta"]})
+    assert not res.refused and "eight steps" in res.text and res.cited == [1]
+    # 学习率 -> "learning rate": no sentence of Beta's states it.
+    assert compose("Beta 的学习率是多少？", HITS, named={"Beta": ["beta"]}).refused

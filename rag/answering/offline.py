@@ -18,7 +18,7 @@ from rag.clean import clean
 from rag.config import OfflineSettings
 from rag.index.lexical import CJK, tokenize
 from rag.index.names import extract_names
-from rag.index.translate import english_query, is_chinese
+from rag.index.translate import english_query, glosses, is_chinese
 from rag.text import split_sentences
 from rag.types import Hit
 
@@ -229,6 +229,8 @@ def compose(
     _score(pool, meaning, weights, t, lexical=bool(focus) and not crosslingual, asks_for_paper=asks_for_paper,
            named=bool(wanted), required=required,
            phrases=_phrases(question, name_terms))
+    if crosslingual:
+        _score_glosses(pool, meaning, question, name_terms, t, required=required)
     if about_paper_only:
         for c in pool:
             c.score = max(c.score, t.min_evidence + c.meaning * 0.1 - t.rank_penalty * c.hit_index)
@@ -273,6 +275,26 @@ def _close_first_abstract(closeness: Sequence[float | None] | None, allowed: lis
         return None
     first = allowed[0]
     return first if closeness[first] is not None and closeness[first] >= t.abstract_closeness else None
+
+
+def _score_glosses(pool: list[Candidate], meaning: np.ndarray, question: str, skip: set[str], t: OfflineSettings, *,
+                   required: Callable[[str], bool] | None) -> None:
+    """Let a Chinese question's words count as evidence through their dictionary glosses.
+
+    A Chinese question shares no word with an English sentence, so its evidence was meaning alone,
+    and cross-lingual cosines are weak. Each Chinese content word is stated by a sentence holding
+    any of its glosses ("噪声" -> noise); the share of the question's words stated so can only add
+    to a sentence's score (a gloss of the wrong sense simply matches nothing).
+    """
+    groups = [g for g in (set(tokenize(x, compounds=False)) - skip for x in glosses(question)) if g]
+    if not groups:
+        return
+    for c, m in zip(pool, meaning):
+        stated = sum(1 for g in groups if any(_matches(x, c.terms) for x in g)) / len(groups)
+        score = t.meaning_weight * float(m) + (1 - t.meaning_weight) * stated
+        if required is not None and not required(c.text):
+            score *= t.no_number_factor
+        c.score = max(c.score, score - t.rank_penalty * c.hit_index)
 
 
 def _acronyms_of(words: list[str]) -> set[str]:

@@ -29,7 +29,7 @@ STOPWORDS = frozenset(
     "的 了 地 得 在 是 有 和 与 及 或 用 让 把 被 更 很 也 都 就 对 将 从 向 以 为 于 中 中的 上 下 里 个 这 那 "
     "这个 那个 这些 那些 其 其中 之 而 并 且 还 又 吗 呢 吧 啊 哪 哪篇 哪些 哪个 哪种 什么 如何 怎样 怎么 "
     "怎么样 为什么 为何 是否 有没有 论文 文章 研究 方法 提出 提出了 使用 利用 通过 采用 能 能够 可以 会 要 "
-    "需要 篇 种 一个 一种 同时 是什么 来 去 到 给 等".split())
+    "需要 篇 种 一个 一种 同时 是什么 来 去 到 给 等 多少 几".split())
 GLOSSES_PER_WORD = 2
 MAX_WORD = 8  # longest dictionary word tried when cutting the question
 
@@ -82,15 +82,22 @@ def segment(text: str, words: dict[str, list[str]]) -> list[str]:
     return out
 
 
-def english_query(question: str) -> str:
-    """The question's Latin-script words plus the English glosses of its Chinese content words."""
+def glosses(question: str) -> list[str]:
+    """The English glosses of each Chinese content word of the question, one string per word."""
     words = dictionary()
-    parts = re.findall(r"[A-Za-z][A-Za-z0-9\-]*", question)
+    out = []
     for word in segment(question, words):
         if word in STOPWORDS:
             continue
-        for gloss in words.get(word, [])[:GLOSSES_PER_WORD]:
-            parts.append(" ".join(_FILLER.sub(" ", gloss).split()))
+        text = " ".join(" ".join(_FILLER.sub(" ", g).split()) for g in words.get(word, [])[:GLOSSES_PER_WORD])
+        if text.strip():
+            out.append(text)
+    return out
+
+
+def english_query(question: str) -> str:
+    """The question's Latin-script words plus the English glosses of its Chinese content words."""
+    parts = re.findall(r"[A-Za-z][A-Za-z0-9\-]*", question) + glosses(question)
     return " ".join(p for p in parts if p)
 
 
