@@ -13,11 +13,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from rag.answering.asked import NUMBER, states_what_is_asked
 from rag.answering.refusal import REFUSAL
 from rag.clean import clean
 from rag.config import OfflineSettings
 from rag.index.lexical import CJK, tokenize
-from rag.index.names import extract_names
 from rag.index.translate import english_query, glosses, is_chinese
 from rag.text import split_sentences
 from rag.types import Hit
@@ -136,18 +136,6 @@ def content_terms(question: str) -> list[str]:
 
 # similarity(sentences, question) -> cosine of each sentence to the question text given.
 Similarity = Callable[[list[str], str], "np.ndarray"]
-# Questions asking for a quantity: the answer must state a number.
-_ASKS_FOR_QUANTITY = re.compile(r"\bhow (?:many|much|long|large|big|fast|often)\b|\bwhat (?:percentage|fraction|share|"
-                                r"number|proportion)\b|\bwhat (?:is|are|was|were) the (?:\w+ )?(?:number|size|count|"
-                                r"amount|dimension\w*|percentage|fraction|proportion)\b|多少|几", re.I)
-# Questions asking which named thing a paper used: the answer names it (a model, dataset or
-# benchmark is referred to by a proper name: "Unitree G1", "Sora", "AIME24").
-_ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?:\w+ ){0,2}(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|"
-                                   r"hardware|llms?|backbones?|generators?)\b", re.I)
-_NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
-                     r"hundred|thousand|million|billion|dozen|half|twice|double|triple|orders? of magnitude|\w+fold)\b", re.I)
-
-
 def compose(
     question: str,
     hits: list[Hit],
@@ -225,7 +213,7 @@ def compose(
         sims2 = np.asarray(second_similarity([c.text for c in pool], asked), dtype=np.float32)
         meaning = (1 - t.second_share) * meaning + t.second_share * _meaning(sims2, t.second_low, t.second_high)
     weights = {x: _idf(x, pool) for x in focus}  # rare words across the retrieved sentences weigh more
-    required = _states_what_is_asked(question, named)
+    required = states_what_is_asked(question, named)
     _score(pool, meaning, weights, t, lexical=bool(focus) and not crosslingual, asks_for_paper=asks_for_paper,
            named=bool(wanted), required=required,
            phrases=_phrases(question, name_terms))
@@ -297,42 +285,6 @@ def _score_glosses(pool: list[Candidate], meaning: np.ndarray, question: str, sk
         c.score = max(c.score, score - t.rank_penalty * c.hit_index)
 
 
-def _acronyms_of(words: list[str]) -> set[str]:
-    """The initials of every run of 2-5 consecutive words, case-folded."""
-    return {"".join(w[0] for w in words[i:j]).casefold() for i in range(len(words))
-            for j in range(i + 2, min(i + 5, len(words)) + 1)}
-
-
-def _states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> Callable[[str], bool] | None:
-    """What a sentence must state to answer the question, when its form says: a number for "how many",
-    and, for "which model / dataset / benchmark ..." about a paper the question names, a name the
-    question does not already give (a question naming no paper may be answered by several papers'
-    sentences, where the rule would favour any sentence with a name in it)."""
-    if _ASKS_FOR_QUANTITY.search(question):
-        return lambda text: bool(_NUMBER.search(text))
-    if named and _ASKS_FOR_NAMED_THING.search(question):
-        words = re.findall(r"[A-Za-z]+", question)
-        given = {n.casefold() for n in extract_names(question)} | {n.casefold() for n in (named or {})}
-        given |= _acronyms_of(words)  # "LLMs" for the question's "large language models" names nothing new
-
-        q_words = {w.casefold() for w in words}
-
-        def names_something(text: str) -> bool:
-            spelled = _acronyms_of(re.findall(r"[A-Za-z]+", text))
-            # Plain capitalised words inside the sentence are names too ("Franka", "Sora", "Cityscapes").
-            proper = {w for w in re.findall(r"(?<=[a-z0-9,;:)] )[A-Z][a-z]+\b", text) if w.casefold() not in q_words}
-            for name in extract_names(text) | proper:
-                key = name.casefold()
-                if key in given or key.rstrip("s") in given or key.rstrip("s") in spelled:
-                    continue  # given by the question, or a term spelled out beside it ("large language models (LLMs)")
-                if any(key in g for g in given if len(g) > len(key)):
-                    continue  # part of a name the question gives ("RAG" in "DynamicRAG")
-                return True
-            return False
-        return names_something
-    return None
-
-
 def _together(chosen: list[Candidate], focus: list[str], weights: dict[str, float], t: OfflineSettings, *,
               lexical: bool) -> float:
     """Evidence of several sentences at once: their best meaning, and the focus words they cover together."""
@@ -401,7 +353,7 @@ def _score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float]
     stated by a sentence where its words stand apart ("reinforcement learning ... at a rate");
     and a question asking for a quantity is answered only by a sentence with a number, one asking
     which model, dataset or benchmark a named paper used only by a sentence naming one
-    (`required`, from `_states_what_is_asked`; a sentence lacking it keeps `no_number_factor`).
+    (`required`, from `rag.answering.asked`; a sentence lacking it keeps `no_number_factor`).
     """
     focus = list(weights)
     total = sum(weights.values()) or 1.0

@@ -1,0 +1,59 @@
+"""What a question's form asks for, and whether a sentence states that kind of thing.
+
+"How many ...?" is answered by a number, "Which model does X use?" by a name; a sentence that only
+restates the question's words ("X uses large language models") does not answer it. The offline
+answerer lowers the evidence of a sentence lacking what is asked (`rag.answering.offline`).
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from rag.index.names import extract_names
+
+# Questions asking for a quantity: the answer must state a number.
+_ASKS_FOR_QUANTITY = re.compile(r"\bhow (?:many|much|long|large|big|fast|often)\b|\bwhat (?:percentage|fraction|share|"
+                                r"number|proportion)\b|\bwhat (?:is|are|was|were) the (?:\w+ )?(?:number|size|count|"
+                                r"amount|dimension\w*|percentage|fraction|proportion)\b|多少|几", re.I)
+# Questions asking which named thing a paper used: the answer names it (a model, dataset or
+# benchmark is referred to by a proper name: "Unitree G1", "Sora", "AIME24").
+_ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?:\w+ ){0,2}(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|"
+                                   r"hardware|llms?|backbones?|generators?)\b", re.I)
+NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+                    r"hundred|thousand|million|billion|dozen|half|twice|double|triple|orders? of magnitude|\w+fold)\b", re.I)
+
+
+def _acronyms_of(words: list[str]) -> set[str]:
+    """The initials of every run of 2-5 consecutive words, case-folded."""
+    return {"".join(w[0] for w in words[i:j]).casefold() for i in range(len(words))
+            for j in range(i + 2, min(i + 5, len(words)) + 1)}
+
+
+def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> Callable[[str], bool] | None:
+    """What a sentence must state to answer the question, when its form says: a number for "how many",
+    and, for "which model / dataset / benchmark ..." about a paper the question names, a name the
+    question does not already give (a question naming no paper may be answered by several papers'
+    sentences, where the rule would favour any sentence with a name in it)."""
+    if _ASKS_FOR_QUANTITY.search(question):
+        return lambda text: bool(NUMBER.search(text))
+    if named and _ASKS_FOR_NAMED_THING.search(question):
+        words = re.findall(r"[A-Za-z]+", question)
+        given = {n.casefold() for n in extract_names(question)} | {n.casefold() for n in (named or {})}
+        given |= _acronyms_of(words)  # "LLMs" for the question's "large language models" names nothing new
+
+        q_words = {w.casefold() for w in words}
+
+        def names_something(text: str) -> bool:
+            spelled = _acronyms_of(re.findall(r"[A-Za-z]+", text))
+            # Plain capitalised words inside the sentence are names too ("Franka", "Sora", "Cityscapes").
+            proper = {w for w in re.findall(r"(?<=[a-z0-9,;:)] )[A-Z][a-z]+\b", text) if w.casefold() not in q_words}
+            for name in extract_names(text) | proper:
+                key = name.casefold()
+                if key in given or key.rstrip("s") in given or key.rstrip("s") in spelled:
+                    continue  # given by the question, or a term spelled out beside it ("large language models (LLMs)")
+                if any(key in g for g in given if len(g) > len(key)):
+                    continue  # part of a name the question gives ("RAG" in "DynamicRAG")
+                return True
+            return False
+        return names_something
+    return None
