@@ -404,3 +404,17 @@ def test_a_chinese_question_is_answered_through_the_glosses_of_its_words():
     assert not res.refused and "eight steps" in res.text and res.cited == [1]
     # 学习率 -> "learning rate": no sentence of Beta's states it.
     assert compose("Beta 的学习率是多少？", HITS, named={"Beta": ["beta"]}).refused
+
+
+def test_a_refusal_names_the_paper_only_when_it_is_certain_which():
+    other = _hit("Spherical CNNs by Discrete-Continuous (DISCO) Convolutions", "We propose DISCO convolutions for "
+                 "spherical images. They are fast on weather data.")
+    own = _hit("DISCO", "We propose DISCO guidance with a codebook of noise vectors.")
+    both = {"DISCO": [other.doc_id, own.doc_id]}
+    # The distractor ranks first, but the abstract labelled by the name is the one meant.
+    res = compose("What batch size does DISCO use?", [other, own], named=both)
+    assert res.refused and res.text.endswith("The DISCO abstract does not state it.")
+    third = _hit("Gamma", "We evaluate on a Unitree G1. Gamma walks.")
+    fourth = _hit("Delta", "Delta runs on the G1 humanoid.")
+    res = compose("What is the retail price of the G1?", [third, fourth], named={"G1": ["gamma", "delta"]})
+    assert res.refused and res.text.endswith("No abstract that mentions G1 states it.")

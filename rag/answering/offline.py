@@ -236,8 +236,7 @@ def compose(
             evidence = t.min_evidence
     if evidence < t.min_evidence:
         if wanted:
-            label = hits[allowed[0]].label or hits[allowed[0]].title
-            return _refuse(f"The {label} abstract does not state it.", evidence)
+            return _refuse(_not_stated(hits, wanted, named or {}), evidence)
         return _refuse("", evidence)
     # A Chinese question's words reach English sentences through their dictionary glosses.
     denied = focus if not crosslingual else [x for x in content_terms(english_query(question)) if x not in name_terms]
@@ -247,6 +246,23 @@ def compose(
     if _ASKS_PROPOSED.search(question) or not wanted:
         chosen = _with_proposal(chosen, pool, every_paper=many)  # context for the reader, not evidence
     return OfflineResult(_render(chosen, hits), _cited(chosen), False, evidence, _quoted_chunks(chosen))
+
+
+def _not_stated(hits: list[Hit], wanted: set[str], named: dict[str, list[str]]) -> str:
+    """Why a question naming a paper is refused, naming the paper only when it is certain which.
+
+    A name several abstracts mention ("DISCO", also a distractor's "DisCo") must not make the
+    refusal speak of another paper: the one whose label holds the name is meant, else all of them.
+    """
+    docs = [h for h in hits if h.doc_id in wanted]
+    names = {n.casefold() for n in named}
+    label = {h.doc_id: (h.label or h.title or "").casefold() for h in docs}
+    exact = [h for h in docs if label[h.doc_id] in names]
+    own = [h for h in docs if any(n in label[h.doc_id] for n in names)]
+    for group in (docs, exact, own):  # one abstract; else the one labelled by the name; else holding it
+        if len({h.doc_id for h in group}) == 1:
+            return f"The {group[0].label or group[0].title} abstract does not state it."
+    return f"No abstract that mentions {', '.join(named)} states it."
 
 
 def _close_first_abstract(closeness: Sequence[float | None] | None, allowed: list[int],
