@@ -91,3 +91,23 @@ def redact(text: str, *secrets: str | None) -> str:
         if secret:
             text = text.replace(secret, "***")
     return mask_url(text)
+
+
+_HAN = re.compile(r"[\u3400-\u9fff]")
+# A text is "mostly Chinese" when at least a quarter of its letters are Han characters (a Chinese
+# question naming a few Latin-script methods, "DynamicRAG 中的重排序器是用什么方法优化的？", is;
+# an English sentence quoting one Chinese term is not). One definition for retrieval, the
+# answerers and the eval.
+MOSTLY_CJK_SHARE = 0.25
+
+
+def cjk_share(text: str) -> float:
+    """Share of the text's letters that are Han (CJK) characters."""
+    letters = [ch for ch in text if ch.isalpha()]
+    return sum(1 for ch in letters if _HAN.match(ch)) / len(letters) if letters else 0.0
+
+
+def mostly_cjk(text: str) -> bool:
+    """True when the text is mostly Chinese, so its words cannot match English text."""
+    return cjk_share(text) >= MOSTLY_CJK_SHARE
+

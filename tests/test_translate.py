@@ -27,3 +27,14 @@ def test_bm25_finds_the_english_abstract_for_a_chinese_question():
     assert lexical.search("哪篇论文研究机器人的触觉？", 2) == []  # the raw question matches nothing
     hits = lexical.search(translate.english_query("哪篇论文研究机器人的触觉？"), 2)
     assert hits and hits[0][0] == "a"
+
+
+def test_one_definition_of_mostly_chinese_for_retrieval_answering_and_the_eval():
+    from rag.answering.support import crosses_languages
+    from rag.text import mostly_cjk
+
+    for text, chinese in [("DynamicRAG 中的重排序器是用什么方法优化的？", True), ("RoTO 是什么？", True),
+                          ("What does RoTO measure?", False), ("The term 触觉 means touch in this paper.", False)]:
+        assert mostly_cjk(text) is chinese
+        assert translate.is_chinese(text) is chinese
+        assert crosses_languages(text, "An English abstract.") is chinese

@@ -22,9 +22,9 @@ from importlib import resources
 from pathlib import Path
 
 from rag.answering.refusal import REFUSAL
-from rag.answering.support import Similarity, cjk_share, content_tokens
+from rag.answering.support import Similarity, content_tokens
 from rag.errors import PromptError
-from rag.text import split_sentences, strip_unsafe
+from rag.text import mostly_cjk, split_sentences, strip_unsafe
 from rag.types import Hit
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -149,7 +149,7 @@ def _scores(question: str, sentences: list[str], similarity: Similarity | None) 
     """How well each sentence matches the question: shared words, or the embedder across languages."""
     asked = _stems(question)
     lexical = [len(asked & _stems(s)) / len(asked) if asked else 0.0 for s in sentences]
-    if similarity is not None and cjk_share(question) > 0.3:
+    if similarity is not None and mostly_cjk(question):
         # A Chinese question shares only names with English abstracts: add the cosine.
         return [x + float(c) for x, c in zip(lexical, similarity(question, sentences))]
     return lexical

@@ -19,10 +19,9 @@ from typing import Any, Callable, Sequence
 
 from rag.clean import clean
 from rag.markers import strip_markers
-from rag.text import safe, split_sentences
+from rag.text import mostly_cjk, safe, split_sentences
 
 _TOKEN = re.compile(r"[\u3400-\u9fff]|[a-z0-9]+(?:[.\-/^][a-z0-9]+)*")
-_CJK = re.compile(r"[\u3400-\u9fff]")
 STOPWORDS = frozenset(
     "a an the and or of to in on for by with as at from into is are was were be been being it its this "
     "that these those which who whom whose what when where how than then so such via both also their "
@@ -62,15 +61,9 @@ def support(claim: str, evidence: Sequence[str]) -> float:
     return sum(1 for t in tokens if t in pool) / len(tokens)
 
 
-def cjk_share(text: str) -> float:
-    """Share of the text's letters that are CJK characters."""
-    letters = [ch for ch in text if ch.isalpha()]
-    return sum(1 for ch in letters if _CJK.match(ch)) / len(letters) if letters else 0.0
-
-
 def crosses_languages(sentence: str, evidence: str) -> bool:
     """True when word overlap cannot judge: a mostly-CJK sentence over mostly non-CJK evidence."""
-    return cjk_share(strip_markers(sentence)) > 0.3 and cjk_share(evidence) < 0.3
+    return mostly_cjk(strip_markers(sentence)) and not mostly_cjk(evidence)
 
 
 def best_similarity(sentence: str, evidence: str, similarity: Similarity) -> float:

@@ -17,6 +17,7 @@ import re
 from functools import lru_cache
 
 from rag.index.lexical import CJK
+from rag.text import mostly_cjk
 
 _ENTRY = re.compile(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/\s*$")
 # Glosses that are about the word, not its meaning: classifiers, variants, cross-references.
@@ -102,7 +103,5 @@ def english_query(question: str) -> str:
 
 
 def is_chinese(question: str) -> bool:
-    """True when the question is mostly CJK, so its words cannot match English text."""
-    cjk = len(CJK.findall(question))
-    latin = len(re.findall(r"[A-Za-z]", question))
-    return cjk > 0 and cjk >= latin / 3
+    """True when the question is mostly Chinese (`rag.text.mostly_cjk`)."""
+    return mostly_cjk(question)
