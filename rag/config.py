@@ -84,7 +84,7 @@ class OfflineSettings(BaseModel):
     abstract_closeness: float | None = Field(
         0.40, ge=-1, le=1,
         description="For an English question naming no paper: the second model's (MiniLM) cosine between the "
-                    "question and a top-ranked abstract at which that abstract is evidence by itself, quoted even "
+                    "question and the first-ranked abstract at which that abstract is evidence by itself, quoted even "
                     "when no single sentence restates the question (a reworded question describes what a paper "
                     "is about; an off-corpus question is close to no whole abstract). None: off.")
     meaning_alone_hits: int = Field(

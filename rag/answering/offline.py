@@ -227,7 +227,7 @@ def compose(
     # question about two papers is answered by a sentence of each).
     together = _together(chosen, focus, weights, t, lexical=not crosslingual)
     if required and not any(required(c.text) for c in chosen):
-        together *= t.no_number_factor  # several sentences together answer "how many" only with a number
+        together *= t.no_number_factor  # together too, one sentence must state what is asked (a number, a name)
     evidence = max(max(c.score for c in chosen), together)
     if evidence < t.min_evidence and not wanted and not crosslingual:
         near = _close_first_abstract(closeness, allowed, t)
