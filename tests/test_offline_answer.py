@@ -418,3 +418,19 @@ def test_a_refusal_names_the_paper_only_when_it_is_certain_which():
     fourth = _hit("Delta", "Delta runs on the G1 humanoid.")
     res = compose("What is the retail price of the G1?", [third, fourth], named={"G1": ["gamma", "delta"]})
     assert res.refused and res.text.endswith("No abstract that mentions G1 states it.")
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("Spot 在实验中使用的基础模型具体是哪一个？", True),
+    ("Spot 用哪个数据集做评测？", True),
+    ("哪篇论文提出了一个基准？", False),  # asks for a paper, not for a thing the paper used
+    ("Spot 的主要贡献是什么？", False),
+])
+def test_a_chinese_question_asking_which_model_or_dataset_needs_a_name_too(question, asks):
+    from rag.answering.asked import states_what_is_asked
+
+    required = states_what_is_asked(question, {"Spot": ["spot"]})
+    assert (required is not None) is asks
+    if asks:
+        assert not required("Spot fine-tunes foundation models on four public datasets.")
+        assert required("Spot fine-tunes Qwen2.5-VL on AndroidWorld.")

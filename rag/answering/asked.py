@@ -17,8 +17,10 @@ _ASKS_FOR_QUANTITY = re.compile(r"\bhow (?:many|much|long|large|big|fast|often)\
                                 r"amount|dimension\w*|percentage|fraction|proportion)\b|多少|几", re.I)
 # Questions asking which named thing a paper used: the answer names it (a model, dataset or
 # benchmark is referred to by a proper name: "Unitree G1", "Sora", "AIME24").
+_NAMED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨干网络|硬件)"
 _ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?:\w+ ){0,2}(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|"
-                                   r"hardware|llms?|backbones?|generators?)\b", re.I)
+                                   r"hardware|llms?|backbones?|generators?)\b"
+                                   rf"|哪(?!篇|些论文)[^，。？?]{{0,10}}{_NAMED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪", re.I)
 NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
                     r"hundred|thousand|million|billion|dozen|half|twice|double|triple|orders? of magnitude|\w+fold)\b", re.I)
 
