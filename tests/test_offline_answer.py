@@ -434,3 +434,14 @@ def test_a_chinese_question_asking_which_model_or_dataset_needs_a_name_too(quest
     if asks:
         assert not required("Spot fine-tunes foundation models on four public datasets.")
         assert required("Spot fine-tunes Qwen2.5-VL on AndroidWorld.")
+
+
+@pytest.mark.parametrize("question", [
+    "How many QA pairs does SpotSet contain?",  # abstracts never say "contains"
+    "What is the size of the SpotSet dataset?",  # "size" is the number asked for, not a word to repeat
+])
+def test_a_quantity_question_is_answered_by_the_sentence_stating_the_number(question):
+    hit = _hit("Spot", "Spatial reasoning is hard for robots. To train Spot, we introduce SpotSet, a large-scale "
+               "dataset of 20M QA pairs. Spot beats prior methods.")
+    res = compose(question, [hit], named={"SpotSet": ["spot"]})
+    assert not res.refused and "20M QA pairs" in res.text

@@ -25,6 +25,11 @@ NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|e
                     r"hundred|thousand|million|billion|dozen|half|twice|double|triple|orders? of magnitude|\w+fold)\b", re.I)
 
 
+def asks_quantity(question: str) -> bool:
+    """True when the question asks for a quantity ("how many", "what is the size of", 多少)."""
+    return bool(_ASKS_FOR_QUANTITY.search(question))
+
+
 def _acronyms_of(words: list[str]) -> set[str]:
     """The initials of every run of 2-5 consecutive words, case-folded."""
     return {"".join(w[0] for w in words[i:j]).casefold() for i in range(len(words))
@@ -36,7 +41,7 @@ def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> C
     and, for "which model / dataset / benchmark ..." about a paper the question names, a name the
     question does not already give (a question naming no paper may be answered by several papers'
     sentences, where the rule would favour any sentence with a name in it)."""
-    if _ASKS_FOR_QUANTITY.search(question):
+    if asks_quantity(question):
         return lambda text: bool(NUMBER.search(text))
     if named and _ASKS_FOR_NAMED_THING.search(question):
         words = re.findall(r"[A-Za-z]+", question)

@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from rag.answering.asked import NUMBER, states_what_is_asked
+from rag.answering.asked import NUMBER, asks_quantity as _asks_quantity, states_what_is_asked
 from rag.answering.refusal import REFUSAL
 from rag.clean import clean
 from rag.config import OfflineSettings
@@ -34,8 +34,14 @@ _QUESTION_WORDS = set(tokenize(
     # How results were obtained: abstracts say it with any verb ("experiments on X show"), so the
     # question's verb says nothing about which sentence answers it. Nouns ("the experiments") stay:
     # abstracts name their experiments with them.
-    "evaluate evaluated evaluates tested assess assessed"
+    "evaluate evaluated evaluates tested assess assessed "
+    # "How many X does Y contain?": abstracts state what a thing holds as "Y of 20M X", so the verb of
+    # inclusion says nothing about which sentence answers.
+    "contain contains contained include includes consist consists comprise comprises"
 ))
+# In a question asking for a quantity, the word naming it ("the size of", "the number of") is the
+# number the answer states, not a word the sentence must repeat.
+_QUANTITY_WORDS = set(tokenize("size sizes number numbers count counts amount amounts total"))
 _ASKS_FOR_PAPER = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:paper|papers|work|method|model|framework|system|benchmark|approach)\b|\bpropos|\bintroduc", re.I)
 # Questions whose answer may span papers ("which papers ...", "compare ...").
 _ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|works|methods|approaches|studies|models|both|compare[sd]?|"
@@ -197,6 +203,8 @@ def compose(
     # and a sentence stating it is evidence.
     name_terms = set() if many else {x for n in (named or {}) for x in tokenize(n, compounds=True)}
     focus = [x for x in terms if x not in name_terms and not CJK.match(x)]
+    if _asks_quantity(question):
+        focus = [x for x in focus if x not in _QUANTITY_WORDS] or focus
     # With the paper settled by its name, every sentence of it is "about" the name: what
     # separates the one that answers is its closeness to the rest of the question.
     # A question asking only about the named paper ("What does RoboRefer do?") is answered by
