@@ -445,3 +445,12 @@ def test_a_quantity_question_is_answered_by_the_sentence_stating_the_number(ques
                "dataset of 20M QA pairs. Spot beats prior methods.")
     res = compose(question, [hit], named={"SpotSet": ["spot"]})
     assert not res.refused and "20M QA pairs" in res.text
+
+
+def test_a_second_name_in_the_question_is_the_detail_asked_when_the_first_labels_the_paper():
+    snap = _hit("SnapViT", "We introduce SnapViT, a pruning method for vision transformers. It needs less than five "
+                "minutes on a single A100 GPU. SnapViT beats prior pruning methods.")
+    other = _hit("Omega", "Omega trains on eight GPU nodes.")
+    named = {"SnapViT": ["snapvit"], "GPU": ["snapvit", "omega"]}
+    res = compose("What GPU does SnapViT need?", [snap, other], named=named)
+    assert not res.refused and "single A100 GPU" in res.text and res.cited == [0]

@@ -186,7 +186,10 @@ def compose(
         return _refuse(f"No indexed abstract mentions {', '.join(unknown_names)}.")
     if not hits:
         return _refuse()
-    wanted = {d for docs in (named or {}).values() for d in docs}
+    # In an English question a second name may be the detail asked about (its words are then focus
+    # words); a Chinese question's Latin-script words are not scored as words, only by meaning.
+    named = named or {} if is_chinese(question) else _paper_names(named or {}, hits)
+    wanted = {d for docs in named.values() for d in docs}
     many = bool(_ASKS_FOR_SEVERAL.search(question))
     # A question naming a paper is answered from it alone; one asking for several papers may
     # name one as an example ("which papers study X, such as LTI systems?").
@@ -254,6 +257,20 @@ def compose(
     if _ASKS_PROPOSED.search(question) or not wanted:
         chosen = _with_proposal(chosen, pool, every_paper=many)  # context for the reader, not evidence
     return OfflineResult(_render(chosen, hits), _cited(chosen), False, evidence, _quoted_chunks(chosen))
+
+
+def _paper_names(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list[str]]:
+    """The names of the question that say which paper is meant, when it also names a detail.
+
+    "What GPU does SnapViT need?" names two things a few abstracts mention; SnapViT labels one of
+    them, so it is the paper and "GPU" is what is asked (a word the answer must state, not another
+    paper to quote). Without a name that labels a retrieved abstract, every name counts as the paper's.
+    """
+    if len(named) < 2:
+        return named
+    labels = {h.doc_id: (h.label or h.title or "").casefold() for h in hits}
+    papers = {n: docs for n, docs in named.items() if any(n.casefold() in labels.get(d, "") for d in docs)}
+    return papers or named
 
 
 def _not_stated(hits: list[Hit], wanted: set[str], named: dict[str, list[str]]) -> str:
