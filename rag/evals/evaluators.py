@@ -90,6 +90,11 @@ class Evaluator:
     higher_is_better: bool = True
     gated: bool = True
     must_be_zero: bool = False  # the gate fails on any nonzero value, whatever the baseline says
+    zero_in: tuple[str, ...] = ()  # settings ("seed", "scale") in which it must be zero
+
+    def held_at_zero(self, setting: str) -> bool:
+        """True when the gate fails on any nonzero value of this metric in a run of this setting."""
+        return self.must_be_zero or setting in self.zero_in
 
     def evaluate(self, ctx: EvalContext) -> Outcome:
         """Run the check and normalise its result to an Outcome."""
@@ -258,10 +263,12 @@ EVALUATORS: tuple[Evaluator, ...] = (
     Evaluator("citation_precision", "citation precision", citation_precision, short="cite prec"),
     Evaluator("citation_recall", "citation recall", citation_recall, short="cite recall"),
     Evaluator("groundedness", "groundedness", groundedness, short="grounded"),
-    # The target is 0 (must_be_zero). The offline answerer still quotes another paper for a
-    # few reworded questions whose own paper retrieval misses, so for now the gate holds this
-    # metric to the baseline like the others (see eval/README.md, "wrong-paper answers").
-    Evaluator("wrong_paper", "wrong-paper answers", wrong_paper, short="wrong paper", higher_is_better=False),
+    # The target is 0. Among thousands of abstracts it is 0 on both splits and held there; among
+    # the 35 seed abstracts the offline answerer still quotes another paper for a reworded test
+    # question whose own paper retrieval misses, so there the gate holds it to the baseline like
+    # the others (see eval/README.md, "wrong-paper answers").
+    Evaluator("wrong_paper", "wrong-paper answers", wrong_paper, short="wrong paper", higher_is_better=False,
+              zero_in=("scale",)),
     Evaluator("refusal_accuracy", "refusal accuracy (unanswerable)", refusal_accuracy, short="refusal acc"),
     Evaluator("false_refusal", "false-refusal rate (answerable)", false_refusal, short="false refusal", higher_is_better=False),
     Evaluator("premise_handled", "false premise handled", premise_handled, short="premise ok"),

@@ -176,15 +176,15 @@ def _scopes(now: dict[str, Any], base: dict[str, Any], notes: list[str]) -> list
 
 
 def _change(scope: str, e: Evaluator, cur_group: dict | None, base_group: dict | None, gated: bool,
-            tolerance: float, strict: bool) -> MetricChange | None:
-    """One metric's change in one scope; a `must_be_zero` metric fails on any nonzero value."""
+            tolerance: float, strict: bool, zero: bool = False) -> MetricChange | None:
+    """One metric's change in one scope; a metric held at zero (`zero`) fails on any nonzero value."""
     b, c = _value(base_group, e.name), _value(cur_group, e.name)
     if b is None and c is None:
         return None
     change = MetricChange(scope, e.name, e.label, b, c, e.higher_is_better, gated and e.gated)
     if not change.gated:
         return change
-    if e.must_be_zero:
+    if zero:
         change.allowed = 0.0
         change.regressed = c is not None and c > 0
     else:
@@ -218,9 +218,10 @@ def compare(result: RunResult, baseline: dict[str, Any], *, tolerance: float = D
     now, base = result.summary, baseline.get("summary", {})
     notes = _notes(result.meta, baseline.get("meta", {}))
     changes: list[MetricChange] = []
+    setting = result.meta.get("setting", "seed")
     for scope, cur_group, base_group, gated in _scopes(now, base, notes):
         for e in evaluators:
-            change = _change(scope, e, cur_group, base_group, gated, tolerance, strict)
+            change = _change(scope, e, cur_group, base_group, gated, tolerance, strict, e.held_at_zero(setting))
             if change is not None:
                 changes.append(change)
     b_fail = (base.get("overall") or {}).get("failures", 0)
@@ -234,12 +235,12 @@ def compare(result: RunResult, baseline: dict[str, Any], *, tolerance: float = D
 
 def zero_check(result: RunResult, evaluators: Sequence[Evaluator] | None = None) -> GateReport:
     """Check only the metrics that must be 0 (wrong-paper answers), per split: for a run with no baseline."""
-    evaluators = [e for e in (evaluators or result.evaluators) if e.must_be_zero]
+    setting = result.meta.get("setting", "seed")
+    evaluators = [e for e in (evaluators or result.evaluators) if e.held_at_zero(setting)]
     splits = result.summary.get("splits") or {"overall": result.summary}
     changes = [c for name, groups in splits.items() for e in evaluators
                if (c := _change(name if name == "overall" else f"split:{name}", e, groups.get("overall"), None,
-                                True, 0.0, True)) is not None]
-    setting = result.meta.get("setting", "seed")
+                                True, 0.0, True, True)) is not None]
     if not evaluators:  # honest about it: with no metric held at 0 this check has nothing to fail on
         note = (f"{setting} setting: not checked: there is no baseline for it, and no metric is held at 0 yet "
                 f"(wrong-paper answers are gated against the seed baseline until they reach 0)")
