@@ -32,6 +32,13 @@ def test_lookup_splits_distinctive_known_names_from_unknown_ones():
     assert unknown == ["AlphaFold"]
 
 
+def test_a_name_written_only_inside_a_hyphenated_name_is_known():
+    index = NameIndex.build([("a", "We introduce BiCoT-GRPO for text-to-image models."), ("b", "We use PPO.")])
+    assert index.lookup("Which papers use GRPO?") == ({"GRPO": ["a"]}, [])  # not "no abstract mentions GRPO"
+    assert index.lookup("What is BiCoT?") == ({"BiCoT": ["a"]}, [])
+    assert index.lookup("Does DAPO beat GRPO?") == ({"GRPO": ["a"]}, ["DAPO"])
+
+
 def test_an_index_without_names_judges_nothing():
     assert NameIndex().lookup("What does BraVE do?") == ({}, [])
 
