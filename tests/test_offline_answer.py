@@ -454,3 +454,10 @@ def test_a_second_name_in_the_question_is_the_detail_asked_when_the_first_labels
     named = {"SnapViT": ["snapvit"], "GPU": ["snapvit", "omega"]}
     res = compose("What GPU does SnapViT need?", [snap, other], named=named)
     assert not res.refused and "single A100 GPU" in res.text and res.cited == [0]
+
+
+def test_a_noun_and_its_participle_are_no_phrase():
+    hit = _hit("Uat", "Early exits use a fixed threshold. We propose Uat that adapts the threshold for exit "
+               "decisions using a bandit. Uat is fast.")
+    res = compose("How is Uat's threshold adapted?", [hit], named={"Uat": ["uat"]})
+    assert not res.refused and "adapts the threshold" in res.text

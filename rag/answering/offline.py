@@ -344,11 +344,16 @@ def _without_names(question: str, named: dict[str, list[str]] | None) -> str:
 
 
 def _phrases(question: str, skip: set[str]) -> list[tuple[str, str]]:
-    """Pairs of content words standing side by side in the question ("learning rate")."""
+    """Pairs of content words standing side by side in the question ("learning rate").
+
+    A noun followed by a past participle is a subject and its verb, not a phrase: "How is the
+    threshold adapted?" is answered by "adapts the threshold"."""
     raw = re.findall(r"[A-Za-z0-9]+(?:['-][A-Za-z0-9]+)*", question)
     stems = [tokenize(w, compounds=False) for w in raw]
     pairs = []
-    for a, b in zip(stems, stems[1:]):
+    for (a, b), second in zip(zip(stems, stems[1:]), raw[1:]):
+        if second.lower().endswith("ed"):
+            continue
         if len(a) == 1 and len(b) == 1 and a[0] != b[0] and not ({a[0], b[0]} & (_QUESTION_WORDS | skip)):
             pairs.append((a[0], b[0]))
     return list(dict.fromkeys(pairs))
