@@ -461,3 +461,19 @@ def test_a_noun_and_its_participle_are_no_phrase():
                "decisions using a bandit. Uat is fast.")
     res = compose("How is Uat's threshold adapted?", [hit], named={"Uat": ["uat"]})
     assert not res.refused and "adapts the threshold" in res.text
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("What does SoLS stand for?", "This paper introduces Succeed or Learn Slowly (SoLS)"),
+    ("What is the full name of SoLS?", "This paper introduces Succeed or Learn Slowly (SoLS)"),
+    ("What problem does SoLS solve?", "Agents learn slowly from sparse rewards"),
+    ("How is the reward in SoLS computed?", "rewards derived from task success"),
+])
+def test_questions_framed_as_expansion_problem_or_computation_are_answered(question, expected):
+    hit = _hit("SoLS", "Agents learn slowly from sparse rewards in app control. This paper introduces Succeed or "
+               "Learn Slowly (SoLS), an off-policy algorithm. SoLS uses rewards derived from task success.")
+    def e5(sentences, q):
+        return np.array([0.90 if expected in s else 0.82 for s in sentences])
+
+    res = compose(question, [hit], named={"SoLS": ["sols"]}, similarity=e5)
+    assert not res.refused and expected in res.text

@@ -37,8 +37,15 @@ _QUESTION_WORDS = set(tokenize(
     "evaluate evaluated evaluates tested assess assessed "
     # "How many X does Y contain?": abstracts state what a thing holds as "Y of 20M X", so the verb of
     # inclusion says nothing about which sentence answers.
-    "contain contains contained include includes consist consists comprise comprises"
+    "contain contains contained include includes consist consists comprise comprises "
+    # "What problem does X solve?", "How is X computed?", "What does X stand for?": the framing of a
+    # question about what a paper does or how a quantity is defined; abstracts say it in other words
+    # ("we address ...", "derived from ...", "Succeed or Learn Slowly (SoLS)").
+    "problem problems solve solves solved address addresses addressed tackle tackles tackled "
+    "computed calculated defined derived stand stands"
 ))
+# "What does SoLS stand for?": answered by the sentence spelling the name out, "... (SoLS)".
+_ASKS_EXPANSION = re.compile(r"\bstands? for\b|\bfull name\b|\bspelled out\b|全称|代表什么", re.I)
 # In a question asking for a quantity, the word naming it ("the size of", "the number of") is the
 # number the answer states, not a word the sentence must repeat.
 _QUANTITY_WORDS = set(tokenize("size sizes number numbers count counts amount amounts total"))
@@ -233,6 +240,10 @@ def compose(
     if about_paper_only:
         for c in pool:
             c.score = max(c.score, t.min_evidence + c.meaning * 0.1 - t.rank_penalty * c.hit_index)
+    if wanted and _ASKS_EXPANSION.search(question):
+        for c in pool:
+            if any(re.search(rf"\(\s*\$?{re.escape(n)}\$?\s*\)", c.text) for n in named):
+                c.score = max(c.score, t.min_evidence + t.intro_bonus)
     chosen = _choose(pool, q_terms=focus, weights=weights, many=many, t=t)
     # The answer's evidence: its best sentence, or what its sentences state together (a
     # question about two papers is answered by a sentence of each).
