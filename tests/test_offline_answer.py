@@ -477,3 +477,14 @@ def test_questions_framed_as_expansion_problem_or_computation_are_answered(quest
 
     res = compose(question, [hit], named={"SoLS": ["sols"]}, similarity=e5)
     assert not res.refused and expected in res.text
+
+
+@pytest.mark.parametrize("question", ["What is the key insight of Rebo?", "What does Rebo combine?"])
+def test_insight_and_combine_frame_a_question_about_the_paper(question):
+    hit = _hit("Rebo", "Black-box optimization is costly. We propose Rebo, which integrates Gaussian processes with "
+               "an energy-based model.")
+    def e5(sentences, q):  # the proposal is the closest in meaning, as the bundled embedder finds it
+        return np.array([0.90 if "integrates" in s else 0.82 for s in sentences])
+
+    res = compose(question, [hit], named={"Rebo": ["rebo"]}, similarity=e5)
+    assert not res.refused and "integrates Gaussian processes" in res.text

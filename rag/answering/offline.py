@@ -42,7 +42,9 @@ _QUESTION_WORDS = set(tokenize(
     # question about what a paper does or how a quantity is defined; abstracts say it in other words
     # ("we address ...", "derived from ...", "Succeed or Learn Slowly (SoLS)").
     "problem problems solve solves solved address addresses addressed tackle tackles tackled "
-    "computed calculated defined derived stand stands"
+    "computed calculated defined derived stand stands "
+    # "What is the key insight of X?", "How does X handle Y?", "What does X combine?": framing too.
+    "insight insights handle handles handled combine combines combined"
 ))
 # "What does SoLS stand for?": answered by the sentence spelling the name out, "... (SoLS)".
 _ASKS_EXPANSION = re.compile(r"\bstands? for\b|\bfull name\b|\bspelled out\b|全称|代表什么", re.I)
