@@ -195,9 +195,12 @@ def compose(
         return _refuse(f"No indexed abstract mentions {', '.join(unknown_names)}.")
     if not hits:
         return _refuse()
+    crosslingual = is_chinese(question)
     # In an English question a second name may be the detail asked about (its words are then focus
     # words); a Chinese question's Latin-script words are not scored as words, only by meaning.
-    named = named or {} if is_chinese(question) else _paper_names(named or {}, hits)
+    named = named or {}
+    if not crosslingual:
+        named = _paper_names(named, hits)
     wanted = {d for docs in named.values() for d in docs}
     many = bool(_ASKS_FOR_SEVERAL.search(question))
     # A question naming a paper is answered from it alone; one asking for several papers may
@@ -209,11 +212,10 @@ def compose(
     if not pool:
         return _refuse()
 
-    crosslingual = is_chinese(question)
     # A name says which paper is meant, not what is asked, so it is no focus word; but in a question
     # about several papers ("which papers study X, such as LTI systems?") a name is an example of X,
     # and a sentence stating it is evidence.
-    name_terms = set() if many else {x for n in (named or {}) for x in tokenize(n, compounds=True)}
+    name_terms = set() if many else {x for n in named for x in tokenize(n, compounds=True)}
     focus = [x for x in terms if x not in name_terms and not CJK.match(x)]
     if _asks_quantity(question):
         focus = [x for x in focus if x not in _QUANTITY_WORDS] or focus
@@ -260,7 +262,7 @@ def compose(
             evidence = t.min_evidence
     if evidence < t.min_evidence:
         if wanted:
-            return _refuse(_not_stated(hits, wanted, named or {}), evidence)
+            return _refuse(_not_stated(hits, wanted, named), evidence)
         return _refuse("", evidence)
     # A Chinese question's words reach English sentences through their dictionary glosses.
     denied = focus if not crosslingual else [x for x in content_terms(english_query(question)) if x not in name_terms]
@@ -281,9 +283,14 @@ def _paper_names(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list
     """
     if len(named) < 2:
         return named
-    labels = {h.doc_id: (h.label or h.title or "").casefold() for h in hits}
+    labels = {h.doc_id: _label_key(h) for h in hits}
     papers = {n: docs for n, docs in named.items() if any(n.casefold() in labels.get(d, "") for d in docs)}
     return papers or named
+
+
+def _label_key(hit: Hit) -> str:
+    """The name a hit is cited by, case-folded, for matching the question's names against it."""
+    return (hit.label or hit.title or "").casefold()
 
 
 def _not_stated(hits: list[Hit], wanted: set[str], named: dict[str, list[str]]) -> str:
@@ -294,7 +301,7 @@ def _not_stated(hits: list[Hit], wanted: set[str], named: dict[str, list[str]]) 
     """
     docs = [h for h in hits if h.doc_id in wanted]
     names = {n.casefold() for n in named}
-    label = {h.doc_id: (h.label or h.title or "").casefold() for h in docs}
+    label = {h.doc_id: _label_key(h) for h in docs}
     exact = [h for h in docs if label[h.doc_id] in names]
     own = [h for h in docs if any(n in label[h.doc_id] for n in names)]
     for group in (docs, exact, own):  # one abstract; else the one labelled by the name; else holding it

@@ -242,8 +242,8 @@ def zero_check(result: RunResult, evaluators: Sequence[Evaluator] | None = None)
                if (c := _change(name if name == "overall" else f"split:{name}", e, groups.get("overall"), None,
                                 True, 0.0, True, True)) is not None]
     if not evaluators:  # honest about it: with no metric held at 0 this check has nothing to fail on
-        note = (f"{setting} setting: not checked: there is no baseline for it, and no metric is held at 0 yet "
-                f"(wrong-paper answers are gated against the seed baseline until they reach 0)")
+        note = (f"{setting} setting: not checked: there is no baseline for it, and no metric is held at 0 in "
+                f"this setting (wrong-paper answers are held at 0 at scale only)")
     else:
         note = f"{setting} setting: no baseline; only {', '.join(e.label for e in evaluators)} are checked (must be 0)"
     return GateReport(0.0, changes, [], [note])

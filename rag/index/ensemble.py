@@ -14,6 +14,7 @@ ranked through its dictionary translation (`rag.index.translate.english_query`).
 from __future__ import annotations
 
 import threading
+from functools import cached_property
 
 import numpy as np
 
@@ -35,10 +36,12 @@ class ChunkVectors(SentenceIndex):
     def units(text: str) -> list[str]:
         return [text] if text.strip() else []
 
+    @cached_property
+    def _rows(self) -> dict[str, int]:
+        return {cid: i for i, cid in enumerate(self.chunk_ids)}
+
     def similarities(self, query_vector, chunk_ids: list[str]) -> list[float | None]:
         """Cosine of each chunk's stored vector to a question vector (None for a chunk without one)."""
-        if not hasattr(self, "_rows"):
-            self._rows = {cid: i for i, cid in enumerate(self.chunk_ids)}
         q = np.asarray(query_vector, dtype=np.float32)
         return [float(self.vectors[self._rows[c]] @ q) if c in self._rows else None for c in chunk_ids]
 

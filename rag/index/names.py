@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Iterable
 
@@ -92,27 +93,26 @@ class NameIndex:
             if docs is None and key.endswith("s") and name[:-1].isupper():
                 docs = self.docs.get(key[:-1])  # "LLMs" for "LLM"
             if docs is None:
-                docs = self._parts().get(key)  # "GRPO", written only inside "BiCoT-GRPO"
+                docs = self._parts.get(key)  # "GRPO", written only inside "BiCoT-GRPO"
             if docs is None:
                 unknown.append(name)
             elif len(docs) <= self.max_docs:
                 named[name] = docs
         return named, unknown
 
+    @cached_property
     def _parts(self) -> dict[str, list[str]]:
-        """Name-like parts of hyphenated names -> the documents mentioning the whole ("BiCoT-GRPO"
-        gives "bicot" and "grpo"), built on first use."""
-        if getattr(self, "_by_part", None) is None:
-            parts: dict[str, set[str]] = {}
-            for key, docs in self.docs.items():
-                if "-" not in key:
-                    continue
-                for part in key.split("-"):
-                    # Only looked up for name-like words of a question, so a plain part ("based") is harmless.
-                    if len(part) >= 2 and not _MEASURE.match(part):
-                        parts.setdefault(part, set()).update(docs)
-            self._by_part = {k: sorted(v) for k, v in parts.items()}
-        return self._by_part
+        """Parts of hyphenated names -> the documents mentioning the whole ("BiCoT-GRPO" gives
+        "bicot" and "grpo"), built on first use."""
+        parts: dict[str, set[str]] = {}
+        for key, docs in self.docs.items():
+            if "-" not in key:
+                continue
+            for part in key.split("-"):
+                # Only looked up for name-like words of a question, so a plain part ("based") is harmless.
+                if len(part) >= 2 and not _MEASURE.match(part):
+                    parts.setdefault(part, set()).update(docs)
+        return {k: sorted(v) for k, v in parts.items()}
 
     def to_json(self) -> str:
         return json.dumps({"n_docs": self.n_docs, "docs": self.docs}, ensure_ascii=False)
