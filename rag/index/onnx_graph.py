@@ -1,13 +1,30 @@
 """A minimal ONNX protobuf writer: enough ModelProto to hand ONNX Runtime a graph built in code.
 
 Both bundled encoders (`rag.index.e5_onnx`, `rag.index.minilm_onnx`) build their graphs with it,
-which avoids depending on the `onnx` package for a few hundred bytes of wire format.
+which avoids depending on the `onnx` package for a few hundred bytes of wire format, and batch
+their inputs the same way (`equal_length_runs`).
 """
 from __future__ import annotations
 
 import struct
+from typing import Iterator
 
 import numpy as np
+
+
+def equal_length_runs(lengths: np.ndarray, batch_tokens: int) -> Iterator[np.ndarray]:
+    """Item indices in runs of one exact length, longest first, at most `batch_tokens` tokens a run
+    (one item at least): the graphs take no padding mask, so one run holds texts of one length."""
+    order = np.argsort(-np.asarray(lengths), kind="stable")
+    i = 0
+    while i < len(order):
+        n = int(lengths[order[i]])
+        cap = max(1, batch_tokens // max(n, 1))
+        j = i + 1
+        while j < len(order) and j - i < cap and lengths[order[j]] == n:
+            j += 1
+        yield order[i:j]
+        i = j
 
 
 def _varint(v: int) -> bytes:
