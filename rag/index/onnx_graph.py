@@ -6,7 +6,10 @@ their inputs the same way (`equal_length_runs`).
 """
 from __future__ import annotations
 
+import json
+import mmap
 import struct
+from pathlib import Path
 from typing import Iterator
 
 import numpy as np
@@ -25,6 +28,55 @@ def equal_length_runs(lengths: np.ndarray, batch_tokens: int) -> Iterator[np.nda
             j += 1
         yield order[i:j]
         i = j
+
+
+def read_safetensors(path: Path, shapes: dict[str, tuple[int, ...]], *, model: str,
+                     error: type[Exception]) -> dict[str, np.ndarray]:
+    """The float32 tensors named in `shapes` from a safetensors file (memory-mapped, read-only),
+    each checked against its expected shape; a file that is not `model` raises `error`."""
+    with open(path, "rb") as f:
+        try:
+            raw = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError as e:  # an empty file
+            raise error(f"{path} is not a safetensors file: {e}") from e
+    try:
+        (n,) = struct.unpack("<Q", raw[:8])
+        header = json.loads(raw[8:8 + n])
+    except (struct.error, ValueError) as e:
+        raise error(f"{path} is not a safetensors file: {e}") from e
+    tensors = {}
+    for name, shape in shapes.items():
+        info = header.get(name)
+        if not isinstance(info, dict) or info.get("dtype") != "F32" or tuple(info.get("shape", ())) != shape:
+            raise error(f"{path} is not {model} (tensor {name}: {info})")
+        a, b = info["data_offsets"]
+        tensors[name] = np.frombuffer(raw, np.float32, (b - a) // 4, 8 + n + a).reshape(shape)
+    return tensors
+
+
+def cpu_session(graph: bytes, *, threads: int, external: dict[str, np.ndarray] | None = None,
+                spinning: bool = False):
+    """An ONNX Runtime CPU session for a graph built here: sequential, `threads` intra-op threads,
+    quiet, with the SkipLayerNormalization fusion off (ORT's CPU kernel for the fused op is several
+    times slower than Add + LayerNormalization). `external`: the graph's external initializers
+    (`Graph.external`), kept alive with the session."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = int(threads)
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
+    so.log_severity_level = 3
+    values = [ort.OrtValue.ortvalue_from_numpy(a) for a in (external or {}).values()]
+    if values:
+        # ORT reads the weight matrices from these arrays instead of a serialized copy.
+        so.add_external_initializers(list(external or {}), values)
+    session = ort.InferenceSession(graph, so, providers=["CPUExecutionProvider"],
+                                   disabled_optimizers=["SkipLayerNormFusion"])
+    session._rag_external = values  # type: ignore[attr-defined]  # keep the arrays alive with the session
+    return session
 
 
 def _varint(v: int) -> bytes:
