@@ -21,6 +21,28 @@ def test_segmentation_prefers_the_longest_dictionary_word():
     assert translate.segment("神经网络", words) == ["神经网络"]
 
 
+def test_segmentation_reads_both_ways_and_keeps_the_cut_with_fewer_words():
+    words = {w: ["x"] for w in ("最先", "先进", "最", "进", "上", "上进", "进行", "行", "深度学习", "深度", "学习")}
+    # Left to right alone gives 最先 + 进 ("very first" + "advance"); the backward cut is kept on a tie.
+    assert translate.segment("最先进", words) == ["最", "先进"]
+    assert translate.segment("上进行", words) == ["上", "进行"]
+    # Fewer words win whichever way they were read.
+    assert translate.segment("深度学习", words) == ["深度学习"]
+    # A character the dictionary lacks is dropped; runs are cut separately.
+    assert translate.segment("深度X学习？最", words) == ["深度", "学习", "最"]
+
+
+def test_the_technical_glossary_gives_the_fields_sense_first():
+    terms = translate.technical_terms()
+    assert len(terms) > 300 and all(terms.values())
+    # Terms CC-CEDICT lacks or glosses in another sense: the field's wording comes first.
+    assert translate.glosses("文生图")[0].startswith("text-to-image")
+    assert translate.glosses("脉冲神经网络")[0].startswith("spiking neural network")
+    assert translate.dictionary()["脉冲"][:2] == terms["脉冲"] == ["spike", "spiking"]
+    # Small words inside a hyphenated term are kept ("state-of-the-art" is not "state- - -art").
+    assert "state-of-the-art" in translate.english_query("最先进的方法有哪些？")
+
+
 def test_bm25_finds_the_english_abstract_for_a_chinese_question():
     lexical = index_texts(["a", "b"], ["We study tactile sensing for dexterous robot hands.",
                                        "We prove regret bounds for linear bandits."])

