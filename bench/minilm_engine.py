@@ -1,10 +1,12 @@
-"""The MiniLM engine (rag.index.minilm_onnx) on real abstracts: speed and peak memory per batch size.
+"""The English engines (rag.index.minilm_onnx, rag.index.mpnet_onnx) on real abstracts: speed and
+peak memory per batch size.
 
-    .venv/bin/python bench/minilm_engine.py [--n 2000] [--batch-tokens 512,1024,2048,8192] [--json out.json]
+    .venv/bin/python bench/minilm_engine.py [--model minilm|mpnet] [--n 2000] [--batch-tokens 512,1024,2048,8192]
+                                            [--json out.json]
 
 Each batch size runs in a fresh worker process of this interpreter (so peak RSS is its own): load
 the engine, embed the first N abstracts of ../shared/corpora/ml-abstracts-10k.jsonl.gz (each cut to
-the model's 256 tokens, as at ingest, where one vector per chunk is computed) in one call, after a
+the model's window, 256 tokens for MiniLM and 384 for mpnet, as at ingest, where one vector per chunk is computed) in one call, after a
 warm-up call on 8 of them. Reported: load seconds, embed seconds, tokens/s, peak RSS (ru_maxrss),
 and the load average around the run (other work on the 2 cores slows every figure). One run.
 """
@@ -34,41 +36,46 @@ def abstracts(n: int) -> list[str]:
     return out
 
 
-def worker(n: int, batch_tokens: int) -> dict:
+def worker(n: int, batch_tokens: int, model_name: str = "minilm") -> dict:
     import resource
     import time
 
     sys.path.insert(0, str(ROOT))
     from rag.index.minilm_onnx import MiniLMOnnx
+    from rag.index.mpnet_onnx import MPNetOnnx, locate
 
     texts = abstracts(n)
+    engine = {"minilm": MiniLMOnnx, "mpnet": MPNetOnnx}[model_name]
+    if model_name == "mpnet":
+        locate()  # unpacked once into the model cache; not part of the load time
     t0 = time.perf_counter()
-    model = MiniLMOnnx(batch_tokens=batch_tokens)
+    model = engine(batch_tokens=batch_tokens)
     t1 = time.perf_counter()
     model.embed(texts[:8])
     tokens = sum(len(ids) for ids in model.token_ids(texts))
     t2 = time.perf_counter()
     model.embed(texts)
     t3 = time.perf_counter()
-    return {"batch_tokens": batch_tokens, "texts": len(texts), "tokens": tokens, "load_s": round(t1 - t0, 2),
+    return {"model": model_name, "batch_tokens": batch_tokens, "texts": len(texts), "tokens": tokens, "load_s": round(t1 - t0, 2),
             "embed_s": round(t3 - t2, 1), "tokens_per_s": round(tokens / (t3 - t2)),
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=["minilm", "mpnet"], default="minilm")
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--batch-tokens", default="512,1024,2048,8192")
     parser.add_argument("--json")
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.n, args.worker)))
+        print(json.dumps(worker(args.n, args.worker, args.model)))
         return
     rows = []
     for bt in (int(x) for x in args.batch_tokens.split(",")):
         load = os.getloadavg()[0]
-        out = subprocess.run([sys.executable, __file__, "--n", str(args.n), "--worker", str(bt)],
+        out = subprocess.run([sys.executable, __file__, "--model", args.model, "--n", str(args.n), "--worker", str(bt)],
                              check=True, capture_output=True, text=True).stdout
         row = json.loads(out.strip().splitlines()[-1])
         row["load"] = f"{load:.2f}-{os.getloadavg()[0]:.2f}"

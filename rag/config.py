@@ -131,6 +131,12 @@ class Settings(BaseSettings):
         1.0, ge=0,
         description="Weight in fusion of the ranking by a second English model (all-MiniLM-L6-v2, bundled; "
                     "chunk vectors computed at ingest). 0 turns it off and skips those vectors.")
+    paraphrase_weight: float = Field(
+        0.5, ge=0,
+        description="Weight in fusion of the ranking of English questions by a third English model "
+                    "(all-mpnet-base-v2, bundled; chunk vectors computed at ingest), the best of the three at "
+                    "reworded questions. Chosen on the eval's dev split (1.0 found more papers but answered an "
+                    "unanswerable question); 0 turns it off and skips those vectors.")
     translated_weight: float = Field(
         1.0, ge=0,
         description="Weight in fusion of the BM25 ranking of a Chinese question's dictionary translation "

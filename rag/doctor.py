@@ -152,18 +152,22 @@ def check_embedder(settings: Settings) -> Check:
     if not len(vec) or not all(math.isfinite(float(x)) for x in vec):
         return _fail("embedding model", f"{settings.embed_model} returned an invalid vector", code=3)
     how = "through the configured provider" if remote else "offline (network blocked)"
-    second = ""
-    if settings.ensemble_weight > 0:
-        from rag.index.ensemble import second_model
+    from rag.index.ensemble import paraphrase_model, second_model
 
+    english = []
+    for weight, load, model in ((settings.ensemble_weight, second_model, "all-MiniLM-L6-v2"),
+                                (settings.paraphrase_weight, paraphrase_model, "all-mpnet-base-v2")):
+        if weight <= 0:
+            continue
         try:
             with no_network() as log2:
-                second_model().embed(["doctor check"])
+                load().embed(["doctor check"])
         except ConfigError as e:
             return _fail("embedding model", e)
         if log2.attempts:
-            return _fail("embedding model", f"all-MiniLM-L6-v2 tried the network: {log2.attempts[0]}", code=3)
-        second = "; all-MiniLM-L6-v2 (second ranking) loaded offline"
+            return _fail("embedding model", f"{model} tried the network: {log2.attempts[0]}", code=3)
+        english.append(model)
+    second = f"; {' and '.join(english)} (English rankings) loaded offline" if english else ""
     return Check("embedding model", "pass", f"{settings.embed_model} loaded and embedded {how} in {seconds:.1f}s, "
                  f"dimension {len(vec)}{second}")
 

@@ -180,4 +180,4 @@ def test_an_index_without_the_minilm_vectors_is_a_warning_naming_the_fix(seed_se
     res, marks = _doctor()
     assert res.exit_code == 0 and marks["index"] == "warn", res.output
     assert "MiniLM" in res.stdout and "rag ingest" in res.stdout
-    assert "all-MiniLM-L6-v2 (second ranking) loaded offline" in res.stdout
+    assert "all-MiniLM-L6-v2 and all-mpnet-base-v2 (English rankings) loaded offline" in res.stdout

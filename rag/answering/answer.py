@@ -85,7 +85,7 @@ def answer_from(
     result = compose(question, hits, similarity=similarity if qvec is not None else None, passages=passages,
                      named=retrieval.named, unknown_names=retrieval.unknown_names, thresholds=settings.offline,
                      second_similarity=second_similarity if qvec2 is not None else None,
-                     closeness=retrieval.second_scores or None)
+                     closeness=_agreed_closeness(retrieval.second_scores, retrieval.paraphrase_scores) or None)
     texts = {cid: text for chunks in passages.values() for cid, text in chunks}
     quoted = {i: (cid, texts[cid]) for i, cid in result.quoted_chunks.items() if cid in texts}
     done = time.perf_counter()
@@ -140,3 +140,16 @@ def _answer_llm(
         repair=result.repair,
         attempts=result.attempts,
     )
+
+
+def _agreed_closeness(*per_model: list[float | None]) -> list[float | None]:
+    """Per hit, the lowest of the English models' question-abstract cosines (the models that ran).
+
+    Quoting a first hit no sentence of which restates the question is justified only when the
+    abstract as a whole is close to it; both sentence-transformers models must find it so (they
+    share a cosine scale), since one model alone is sometimes close to a paper on another topic."""
+    ran = [scores for scores in per_model if scores]
+    if not ran:
+        return []
+    return [None if any(s is None for s in col) else min(col) for col in zip(*ran)]
+

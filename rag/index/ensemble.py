@@ -1,4 +1,4 @@
-"""A second English model's chunk vectors: the fourth ranking of the hybrid retriever.
+"""More English models' chunk vectors: the fourth and fifth rankings of the hybrid retriever.
 
 One vector per chunk from all-MiniLM-L6-v2 (`rag.index.minilm_onnx`), computed when the lexical
 index is rebuilt (through the embedding cache, under the model's own name, so each chunk text
@@ -10,6 +10,10 @@ abstracts poorly among thousands of papers; MiniLM, trained on other data (Engli
 answer and paraphrase pairs), fails on different questions, and fusing both rankings finds more
 gold abstracts than either (eval/README.md). MiniLM reads English only: a Chinese question is
 ranked through its dictionary translation (`rag.index.translate.english_query`).
+
+A third, all-mpnet-base-v2 (`MPNetVectors`, `paraphrase_model`), ranks English questions only: it
+finds reworded questions' abstracts best of the three, but through a Chinese question's rough
+dictionary translation it found fewer than without it (eval/README.md).
 """
 from __future__ import annotations
 
@@ -23,6 +27,8 @@ from rag.index.sentences import SentenceIndex
 
 ENSEMBLE_FILE = "minilm.json"
 ENSEMBLE_VECTORS_FILE = "minilm.npy"
+MPNET_FILE = "mpnet.json"
+MPNET_VECTORS_FILE = "mpnet.npy"
 
 
 class ChunkVectors(SentenceIndex):
@@ -46,24 +52,41 @@ class ChunkVectors(SentenceIndex):
         return [float(self.vectors[self._rows[c]] @ q) if c in self._rows else None for c in chunk_ids]
 
 
-_ENGINE = None
+class MPNetVectors(ChunkVectors):
+    """One all-mpnet-base-v2 vector per chunk: the English paraphrase ranking (`rag.index.mpnet_onnx`)."""
+
+    META_FILE = MPNET_FILE
+    VECTORS_FILE = MPNET_VECTORS_FILE
+
+
+_ENGINES: dict[str, object] = {}
 _ENGINE_LOCK = threading.Lock()
 
 
-def second_model():
-    """The shared MiniLM engine (built once per process: ~0.3 s to read 90 MB and build the graph).
+def _shared(key: str, build, missing: type[Exception], model: str, weight: str):
+    """One engine per process for `key` (reading the weights and building the graph costs ~0.3-1 s).
 
     A missing or damaged model package is a `ConfigError` naming the fix."""
-    global _ENGINE
     with _ENGINE_LOCK:
-        if _ENGINE is None:
-            from rag.index.minilm_onnx import MiniLMMissing, MiniLMOnnx
-
+        if key not in _ENGINES:
             try:
-                _ENGINE = MiniLMOnnx()
-            except MiniLMMissing as e:
-                raise ConfigError(f"the second retrieval model (all-MiniLM-L6-v2) cannot be loaded: {e}",
-                                  hint="reinstall rag (`make install`), or set ensemble_weight = 0 to search "
+                _ENGINES[key] = build()
+            except missing as e:
+                raise ConfigError(f"the retrieval model {model} cannot be loaded: {e}",
+                                  hint=f"reinstall rag (`make install`), or set {weight} = 0 to search "
                                        "without it") from e
-        return _ENGINE
+        return _ENGINES[key]
 
+
+def second_model():
+    """The shared all-MiniLM-L6-v2 engine (the fourth ranking; also the answerer's second opinion)."""
+    from rag.index.minilm_onnx import MiniLMMissing, MiniLMOnnx
+
+    return _shared("minilm", MiniLMOnnx, MiniLMMissing, "all-MiniLM-L6-v2", "ensemble_weight")
+
+
+def paraphrase_model():
+    """The shared all-mpnet-base-v2 engine (the English paraphrase ranking; unpacked on first use)."""
+    from rag.index.mpnet_onnx import MPNetMissing, MPNetOnnx
+
+    return _shared("mpnet", MPNetOnnx, MPNetMissing, "all-mpnet-base-v2", "paraphrase_weight")

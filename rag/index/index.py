@@ -21,7 +21,7 @@ from rag.errors import BusyError, IndexError_, UsageError
 from rag.index import catalog, lexical
 from rag.index.cache import EmbeddingCache
 from rag.index.embedders import Embedder, bulk_embedder, get_embedder
-from rag.index.ensemble import ENSEMBLE_FILE, ChunkVectors, second_model
+from rag.index.ensemble import ENSEMBLE_FILE, MPNET_FILE, ChunkVectors, MPNetVectors, paraphrase_model, second_model
 from rag.index.filters import Where, WhereLike
 from rag.index.lock import ingest_lock
 from rag.index.names import NAMES_FILE, NameIndex
@@ -53,6 +53,7 @@ class Index:
         self._sentences = SentenceIndex()
         self._sentence_vectors: dict = {}
         self._chunk_vectors = ChunkVectors()
+        self._mpnet_vectors = MPNetVectors()
         self._caches: dict[str, EmbeddingCache | bool] = {}  # model name -> its cache (False: cannot be opened)
         self._catalog: catalog.Catalog | None = None
         self._matching: dict[tuple[Where, int | None], frozenset[str]] = {}
@@ -106,13 +107,19 @@ class Index:
                              hint="`rag sources` lists the documents with their year, venue and authors")
         return hybrid_search(query, k, settings=self.settings, store=self.store, lexical=index,
                              embedder=self.embedder, names=self._names, sentences=self._sentences,
-                             second=self._second(), where=flt, allowed=allowed)
+                             second=self._second(), paraphrase=self._paraphrase(), where=flt, allowed=allowed)
 
     def _second(self):
         """(chunk vectors, engine) of the second model when its ranking is on and its vectors exist."""
         if self.settings.ensemble_weight <= 0 or not len(self._chunk_vectors.vectors):
             return None
         return self._chunk_vectors, second_model()
+
+    def _paraphrase(self):
+        """(chunk vectors, engine) of the English paraphrase model when its ranking is on and its vectors exist."""
+        if self.settings.paraphrase_weight <= 0 or not len(self._mpnet_vectors.vectors):
+            return None
+        return self._mpnet_vectors, paraphrase_model()
 
     def matching(self, where: WhereLike) -> frozenset[str]:
         """Ids of the stored chunks whose documents pass the filter (all chunks for no filter)."""
@@ -236,6 +243,7 @@ class Index:
         self._sentences = SentenceIndex.load(self.paths.lexical)
         self._sentence_vectors = self._sentences.vector_of()
         self._chunk_vectors = ChunkVectors.load(self.paths.lexical)
+        self._mpnet_vectors = MPNetVectors.load(self.paths.lexical)
         return index
 
     def _lexical_in_memory(self) -> lexical.LexicalIndex:
@@ -345,7 +353,8 @@ class Index:
     def stale_extras(self) -> bool:
         """True when a file kept beside BM25 that the settings use is missing (an index built by an
         older version): the next `ingest` adds it, readers go on without it."""
-        files = [NAMES_FILE, SENTENCES_FILE] + ([ENSEMBLE_FILE] if self.settings.ensemble_weight > 0 else [])
+        files = [NAMES_FILE, SENTENCES_FILE] + ([ENSEMBLE_FILE] if self.settings.ensemble_weight > 0 else []) \
+            + ([MPNET_FILE] if self.settings.paraphrase_weight > 0 else [])
         return not all((self.paths.lexical / f).is_file() for f in files)
 
     def _lexical_matches(self, stored: dict[str, StoredDocument], gone: list[str]) -> bool:
@@ -386,6 +395,8 @@ class Index:
         extra = {NAMES_FILE: names.to_json(), **sentences.files()}
         if self.settings.ensemble_weight > 0:
             extra.update(ChunkVectors.build(bodies, self._embed_second).files())
+        if self.settings.paraphrase_weight > 0:
+            extra.update(MPNetVectors.build(bodies, self._embed_paraphrase).files())
         lexical.build(ids, texts, self.paths.lexical, extra=extra)
         keys.version = lexical.version(self.paths.lexical)
         keys.save(self.paths.catalog)
@@ -400,6 +411,11 @@ class Index:
     def _embed_second(self, texts: list[str]):
         """Second-model vectors through the embedding cache, under that model's name."""
         engine = second_model()
+        return self._through_cache(texts, engine.name, engine.embed)
+
+    def _embed_paraphrase(self, texts: list[str]):
+        """Paraphrase-model vectors through the embedding cache, under that model's name."""
+        engine = paraphrase_model()
         return self._through_cache(texts, engine.name, engine.embed)
 
 

@@ -1,8 +1,9 @@
 """A minimal ONNX protobuf writer: enough ModelProto to hand ONNX Runtime a graph built in code.
 
-Both bundled encoders (`rag.index.e5_onnx`, `rag.index.minilm_onnx`) build their graphs with it,
-which avoids depending on the `onnx` package for a few hundred bytes of wire format, and batch
-their inputs the same way (`equal_length_runs`).
+The bundled encoders (`rag.index.e5_onnx`, `rag.index.minilm_onnx`, `rag.index.mpnet_onnx`) build
+their graphs with it, which avoids depending on the `onnx` package for a few hundred bytes of wire
+format, batch their inputs the same way (`equal_length_runs`) and run them in the same kind of
+session (`cpu_session`).
 """
 from __future__ import annotations
 

