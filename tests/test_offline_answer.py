@@ -423,6 +423,7 @@ def test_a_refusal_names_the_paper_only_when_it_is_certain_which():
 @pytest.mark.parametrize("question, asks", [
     ("Spot 在实验中使用的基础模型具体是哪一个？", True),
     ("Spot 用哪个数据集做评测？", True),
+    ("Spot 实验所用的四个公开数据集分别是哪几个？", True),  # 哪几 asks which ones, not how many
     ("哪篇论文提出了一个基准？", False),  # asks for a paper, not for a thing the paper used
     ("Spot 的主要贡献是什么？", False),
 ])
@@ -441,6 +442,9 @@ def test_a_chinese_question_asking_which_model_or_dataset_needs_a_name_too(quest
     "What is the size of the SpotSet dataset?",  # "size" is the number asked for, not a word to repeat
 ])
 def test_a_quantity_question_is_answered_by_the_sentence_stating_the_number(question):
+    from rag.answering.asked import asks_quantity
+
+    assert asks_quantity(question) and asks_quantity("Spot 用了几个数据集？") and not asks_quantity("分别是哪几个？")
     hit = _hit("Spot", "Spatial reasoning is hard for robots. To train Spot, we introduce SpotSet, a large-scale "
                "dataset of 20M QA pairs. Spot beats prior methods.")
     res = compose(question, [hit], named={"SpotSet": ["spot"]})

@@ -11,10 +11,11 @@ from typing import Callable
 
 from rag.index.names import extract_names
 
-# Questions asking for a quantity: the answer must state a number.
+# Questions asking for a quantity: the answer must state a number. (哪几 is "which ones": it asks
+# for names, not for a count, as in "分别是哪几个数据集？".)
 _ASKS_FOR_QUANTITY = re.compile(r"\bhow (?:many|much|long|large|big|fast|often)\b|\bwhat (?:percentage|fraction|share|"
                                 r"number|proportion)\b|\bwhat (?:is|are|was|were) the (?:\w+ )?(?:number|size|count|"
-                                r"amount|dimension\w*|percentage|fraction|proportion)\b|多少|几", re.I)
+                                r"amount|dimension\w*|percentage|fraction|proportion)\b|多少|(?<!哪)几", re.I)
 # Questions asking which named thing a paper used: the answer names it (a model, dataset or
 # benchmark is referred to by a proper name: "Unitree G1", "Sora", "AIME24").
 _NAMED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨干网络|硬件)"
