@@ -434,6 +434,7 @@ def test_a_chinese_question_asking_which_model_or_dataset_needs_a_name_too(quest
     assert (required is not None) is asks
     if asks:
         assert not required("Spot fine-tunes foundation models on four public datasets.")
+        assert not required("(II) Based on dual preference, Spot (a) aligns models.")  # list markers name nothing
         assert required("Spot fine-tunes Qwen2.5-VL on AndroidWorld.")
 
 

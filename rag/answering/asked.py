@@ -22,6 +22,8 @@ _NAMED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨�
 _ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?:\w+ ){0,2}(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|"
                                    r"hardware|llms?|backbones?|generators?)\b"
                                    rf"|哪(?!篇|些论文)[^，。？?]{{0,10}}{_NAMED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪", re.I)
+# List markers ("(II) Based on ...", "(a)", "(3)") name nothing, nor does the word after them.
+_ENUMERATOR = re.compile(r"\((?:[ivx]{1,4}|[a-h]|\d{1,2})\)\s*", re.I)
 NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
                     r"hundred|thousand|million|billion|dozen|half|twice|double|triple|orders? of magnitude|\w+fold)\b", re.I)
 
@@ -52,6 +54,7 @@ def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> C
         q_words = {w.casefold() for w in words}
 
         def names_something(text: str) -> bool:
+            text = _ENUMERATOR.sub(" ", text)
             spelled = _acronyms_of(re.findall(r"[A-Za-z]+", text))
             # Plain capitalised words inside the sentence are names too ("Franka", "Sora", "Cityscapes").
             proper = {w for w in re.findall(r"(?<=[a-z0-9,;:)] )[A-Z][a-z]+\b", text) if w.casefold() not in q_words}
