@@ -446,6 +446,11 @@ def test_a_quantity_question_is_answered_by_the_sentence_stating_the_number(ques
     from rag.answering.asked import asks_quantity
 
     assert asks_quantity(question) and asks_quantity("Spot 用了几个数据集？") and not asks_quantity("分别是哪几个？")
+    from rag.answering.asked import NUMBER
+
+    # Counts in words answer "how many" too ("dual" annotations are two); "a single model" states no count.
+    assert NUMBER.search("a dataset with dual preference annotations") and NUMBER.search("twice as fast")
+    assert not NUMBER.search("a single model for every task")
     hit = _hit("Spot", "Spatial reasoning is hard for robots. To train Spot, we introduce SpotSet, a large-scale "
                "dataset of 20M QA pairs. Spot beats prior methods.")
     res = compose(question, [hit], named={"SpotSet": ["spot"]})

@@ -25,7 +25,8 @@ _ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?:\w+ ){0,2}(?:models?|datasets?|b
 # List markers ("(II) Based on ...", "(a)", "(3)") name nothing, nor does the word after them.
 _ENUMERATOR = re.compile(r"\((?:[ivx]{1,4}|[a-h]|\d{1,2})\)\s*", re.I)
 NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
-                    r"hundred|thousand|million|billion|dozen|half|twice|double|triple|orders? of magnitude|\w+fold)\b", re.I)
+                    r"hundred|thousand|million|billion|dozen|half|dual|twice|double|triple|orders? of magnitude|"
+                    r"\w+fold)\b", re.I)
 
 
 def asks_quantity(question: str) -> bool:
