@@ -137,6 +137,10 @@ class Settings(BaseSettings):
                     "(all-mpnet-base-v2, bundled; chunk vectors computed at ingest), the best of the three at "
                     "reworded questions. Chosen on the eval's dev split (1.0 found more papers but answered an "
                     "unanswerable question); 0 turns it off and skips those vectors.")
+    translated_dense_weight: float = Field(
+        0.5, ge=0,
+        description="Weight in fusion of the dense ranking of a Chinese question's dictionary translation, "
+                    "embedded as English text (0 turns it off). Chosen on the eval's dev split.")
     translated_weight: float = Field(
         1.0, ge=0,
         description="Weight in fusion of the BM25 ranking of a Chinese question's dictionary translation "

@@ -118,6 +118,12 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
         vectors, model = second
         qvec2 = model.embed([english])[0]
         by_second = vectors.rank(qvec2, n, only=allowed)
+    # A Chinese question's dictionary translation, embedded as English: e5 reads both languages, and the
+    # translation names the topic in the abstracts' own terms (with the ML glossary) where the
+    # cross-lingual vector is vague.
+    translated: list[tuple[StoredChunk, float]] = []
+    if chinese and settings.translated_dense_weight > 0 and english.strip():
+        translated = store.query(embedder.embed_query(english), n, where=where, ids=by_id)
     by_paraphrase: list[tuple[str, float]] = []
     qvec3 = None
     if paraphrase is not None and not chinese:
@@ -126,7 +132,7 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
         by_paraphrase = vectors.rank(qvec3, n, only=allowed)
     t3 = time.perf_counter()
 
-    found: dict[str, StoredChunk] = {c.id: c for c, _ in dense}
+    found: dict[str, StoredChunk] = {c.id: c for c, _ in [*dense, *translated]}
     missing = list(dict.fromkeys(cid for cid, _ in [*bm25, *by_sentence, *by_second, *by_paraphrase]
                                  if cid not in found))
     found.update(store.get(missing))  # chunks deleted since the BM25 build drop out here
@@ -135,10 +141,10 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     fused = fuse(
         [[c.id for c, _ in dense], [cid for cid, _ in bm25 if cid in found],
          [cid for cid, _ in by_sentence if cid in found], [cid for cid, _ in by_second if cid in found],
-         [cid for cid, _ in by_paraphrase if cid in found]],
+         [cid for cid, _ in by_paraphrase if cid in found], [c.id for c, _ in translated]],
         settings.rrf_k,
         [1.0, settings.translated_weight if chinese else settings.lexical_weight, settings.sentence_weight,
-         settings.ensemble_weight, settings.paraphrase_weight],
+         settings.ensemble_weight, settings.paraphrase_weight, settings.translated_dense_weight],
     )
 
     named, unknown = names.lookup(query) if names is not None else ({}, [])
