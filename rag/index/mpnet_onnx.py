@@ -18,7 +18,7 @@ recall@5 0.42 alone, MiniLM 0.33, e5 0.14; eval/README.md), and fusing it adds w
 * Encoder: MPNet is BERT-shaped with two differences: positions start after the padding id (2,
   3, ...), and every layer adds one learned relative-position bias (32 buckets, T5-style) to its
   attention scores, given to com.microsoft MultiHeadAttention as `attention_bias`. Mean-pooled,
-  L2-normalised: cosine 1.0000 to the transformers implementation (tests/test_mpnet_onnx.py).
+  L2-normalised: cosine 1.0000 to the transformers implementation (tests/test_sentence_encoders.py).
 
 Imports numpy, onnxruntime and tokenizers only.
 """
