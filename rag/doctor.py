@@ -123,7 +123,7 @@ def check_index(settings: Settings) -> Check:
     extra = f"; {len(others)} other index(es) built with other settings" if others else ""
     if index.stale_extras():
         return Check("index", "warn", f"{docs} documents, {chunks} chunks in {store.name} ({where}); built by an "
-                     "older version: the MiniLM ranking's vectors (or another file kept beside BM25) are missing, "
+                     "older version: the MiniLM or mpnet ranking's vectors (or another file kept beside BM25) are missing, "
                      "so retrieval runs without that ranking", hint="run `rag ingest` to add them")
     return Check("index", "pass", f"{docs} documents, {chunks} chunks in {store.name} ({where}), "
                  f"named by the current chunking and embedding settings{extra}")

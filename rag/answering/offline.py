@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from rag.answering.asked import NUMBER, asks_quantity as _asks_quantity, states_what_is_asked
+from rag.answering.asked import asks_quantity as _asks_quantity, states_what_is_asked
 from rag.answering.refusal import REFUSAL
 from rag.clean import clean
 from rag.config import OfflineSettings

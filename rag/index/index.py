@@ -112,9 +112,7 @@ class Index:
 
     def _second(self):
         """(chunk vectors, engine) of the second model when its ranking is on and its vectors exist."""
-        if self.settings.ensemble_weight <= 0 or not len(self._chunk_vectors.vectors):
-            return None
-        return self._chunk_vectors, second_model()
+        return _ranking(self._chunk_vectors, self.settings.ensemble_weight, second_model)
 
     def _paraphrase_on(self) -> bool:
         """Whether the index keeps paraphrase-model vectors: the weight is on and the model installed."""
@@ -122,9 +120,7 @@ class Index:
 
     def _paraphrase(self):
         """(chunk vectors, engine) of the English paraphrase model when its ranking is on and its vectors exist."""
-        if self.settings.paraphrase_weight <= 0 or not len(self._mpnet_vectors.vectors):
-            return None
-        return self._mpnet_vectors, paraphrase_model()
+        return _ranking(self._mpnet_vectors, self.settings.paraphrase_weight, paraphrase_model)
 
     def matching(self, where: WhereLike) -> frozenset[str]:
         """Ids of the stored chunks whose documents pass the filter (all chunks for no filter)."""
@@ -422,6 +418,13 @@ class Index:
         """Paraphrase-model vectors through the embedding cache, under that model's name."""
         engine = paraphrase_model()
         return self._through_cache(texts, engine.name, engine.embed)
+
+
+def _ranking(vectors: ChunkVectors, weight: float, engine):
+    """(vectors, the loaded engine) when a model's ranking is on and the index holds its vectors, else None."""
+    if weight <= 0 or not len(vectors.vectors):
+        return None
+    return vectors, engine()
 
 
 def _sources_after(stored: Mapping[str, StoredDocument], plan: SyncPlan) -> set[str]:

@@ -34,8 +34,8 @@ STOPWORDS = frozenset(
     "需要 篇 种 一个 一种 同时 是什么 来 去 到 给 等 多少 几".split())
 _CJK_RUN = re.compile(f"(?:{CJK.pattern})+")
 GLOSSES_PER_WORD = 2
-MAX_WORD = 8
-GLOSSARY_FILE = "ml_glossary.tsv"  # longest dictionary word tried when cutting the question
+MAX_WORD = 8  # longest dictionary word tried when cutting the question
+GLOSSARY_FILE = "ml_glossary.tsv"  # the technical glossary shipped beside this module
 
 
 def _dictionary_path():
@@ -103,9 +103,13 @@ def segment(text: str, words: dict[str, list[str]]) -> list[str]:
     out: list[str] = []
     for run in _CJK_RUN.findall(text):
         forward, backward = _forward(run, words), _backward(run, words)
-        cost = lambda cut: (len(cut), sum(1 for w in cut if len(w) == 1))  # noqa: E731
-        out.extend(forward if cost(forward) < cost(backward) else backward)
+        out.extend(forward if _cut_cost(forward) < _cut_cost(backward) else backward)
     return [w for w in out if w in words]
+
+
+def _cut_cost(cut: list[str]) -> tuple[int, int]:
+    """Words, then lone characters: the fewer the better."""
+    return len(cut), sum(1 for w in cut if len(w) == 1)
 
 
 def _forward(run: str, words: dict[str, list[str]]) -> list[str]:
