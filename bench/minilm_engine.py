@@ -1,7 +1,7 @@
 """The English engines (rag.index.minilm_onnx, rag.index.mpnet_onnx) on real abstracts: speed and
 peak memory per batch size.
 
-    .venv/bin/python bench/minilm_engine.py [--model minilm|mpnet] [--n 2000] [--batch-tokens 512,1024,2048,8192]
+    .venv/bin/python bench/minilm_engine.py [--model minilm|mpnet|mpnet-float32] [--n 2000] [--batch-tokens 512,1024,2048,8192]
                                             [--json out.json]
 
 Each batch size runs in a fresh worker process of this interpreter (so peak RSS is its own): load
@@ -9,6 +9,7 @@ the engine, embed the first N abstracts of ../shared/corpora/ml-abstracts-10k.js
 the model's window, 256 tokens for MiniLM and 384 for mpnet, as at ingest, where one vector per chunk is computed) in one call, after a
 warm-up call on 8 of them. Reported: load seconds, embed seconds, tokens/s, peak RSS (ru_maxrss),
 and the load average around the run (other work on the 2 cores slows every figure). One run.
+`mpnet` is the retriever's engine (int8 matrix products); `mpnet-float32` runs every layer in float32.
 """
 from __future__ import annotations
 
@@ -45,8 +46,9 @@ def worker(n: int, batch_tokens: int, model_name: str = "minilm") -> dict:
     from rag.index.mpnet_onnx import MPNetOnnx, locate
 
     texts = abstracts(n)
-    engine = {"minilm": MiniLMOnnx, "mpnet": MPNetOnnx}[model_name]
-    if model_name == "mpnet":
+    engine = {"minilm": MiniLMOnnx, "mpnet": MPNetOnnx,
+              "mpnet-float32": lambda **kw: MPNetOnnx(int8=False, **kw)}[model_name]
+    if model_name.startswith("mpnet"):
         locate()  # unpacked once into the model cache; not part of the load time
     t0 = time.perf_counter()
     model = engine(batch_tokens=batch_tokens)
@@ -63,7 +65,7 @@ def worker(n: int, batch_tokens: int, model_name: str = "minilm") -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=["minilm", "mpnet"], default="minilm")
+    parser.add_argument("--model", choices=["minilm", "mpnet", "mpnet-float32"], default="minilm")
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--batch-tokens", default="512,1024,2048,8192")
     parser.add_argument("--json")

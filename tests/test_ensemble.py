@@ -127,6 +127,33 @@ def test_weight_zero_builds_no_vectors_and_an_older_index_gets_them_on_ingest(tm
     assert (older.paths.lexical / MPNET_FILE).exists()
 
 
+@pytest.mark.slow
+def test_paraphrase_vectors_of_another_engine_are_used_then_rebuilt_on_ingest(tmp_path):
+    # Session 6 indexes hold float32 mpnet vectors and record no engine: readers keep ranking with
+    # them (cosine 0.99 to the int8 engine's), the index reports itself stale, and the next ingest
+    # re-embeds them with the engine that embeds questions, which the file then names.
+    import json
+
+    from rag.index.ensemble import PARAPHRASE_ENGINE
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "seeds.txt").write_text("header\n\n" + "\n\n".join(seed_paragraphs()[:3]) + "\n", encoding="utf-8")
+    index = rag.Index.create(rag.Settings(data_dir=str(data), index_dir=str(tmp_path / "idx")))
+    index.ingest()
+    meta_file = index.paths.lexical / MPNET_FILE
+    assert MPNetVectors.recorded_model(index.paths.lexical) == PARAPHRASE_ENGINE and not index.stale_extras()
+    meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    del meta["model"]
+    meta_file.write_text(json.dumps(meta), encoding="utf-8")
+
+    older = rag.Index.open(index.settings)
+    assert older.stale_extras()
+    assert older.retrieve("How can a humanoid robot imitate fast human motions?", k=2).paraphrase_scores
+    older.ingest()
+    assert MPNetVectors.recorded_model(older.paths.lexical) == PARAPHRASE_ENGINE and not older.stale_extras()
+
+
 def test_a_missing_model_package_is_a_clear_error_naming_the_fix(seed_settings, monkeypatch):
     from rag.errors import ConfigError
     from rag.index import ensemble, minilm_onnx

@@ -23,6 +23,7 @@ from functools import cached_property
 import numpy as np
 
 from rag.errors import ConfigError
+from rag.index.mpnet_onnx import ENGINE_NAME as PARAPHRASE_ENGINE  # noqa: F401 - what the paraphrase vectors record
 from rag.index.sentences import SentenceIndex
 
 ENSEMBLE_FILE = "minilm.json"
@@ -92,8 +93,11 @@ def paraphrase_available() -> bool:
     return installed()
 
 
-def paraphrase_model():
-    """The shared all-mpnet-base-v2 engine (the English paraphrase ranking; unpacked on first use)."""
+def paraphrase_model(*, bulk: bool = False):
+    """The shared all-mpnet-base-v2 engine (the English paraphrase ranking; unpacked on first use):
+    float32 for questions, int8 matrix products for the chunks an ingest embeds (`bulk`)."""
     from rag.index.mpnet_onnx import MPNetMissing, MPNetOnnx
 
-    return _shared("mpnet", MPNetOnnx, MPNetMissing, "all-mpnet-base-v2", "paraphrase_weight")
+    if bulk:
+        return _shared("mpnet-int8", MPNetOnnx, MPNetMissing, "all-mpnet-base-v2", "paraphrase_weight")
+    return _shared("mpnet", lambda: MPNetOnnx(int8=False), MPNetMissing, "all-mpnet-base-v2", "paraphrase_weight")

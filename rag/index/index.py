@@ -21,8 +21,8 @@ from rag.errors import BusyError, IndexError_, UsageError
 from rag.index import catalog, lexical
 from rag.index.cache import EmbeddingCache
 from rag.index.embedders import Embedder, bulk_embedder, get_embedder
-from rag.index.ensemble import (ENSEMBLE_FILE, MPNET_FILE, ChunkVectors, MPNetVectors, paraphrase_available,
-                                paraphrase_model, second_model)
+from rag.index.ensemble import (ENSEMBLE_FILE, MPNET_FILE, PARAPHRASE_ENGINE, ChunkVectors, MPNetVectors,
+                                paraphrase_available, paraphrase_model, second_model)
 from rag.index.filters import Where, WhereLike
 from rag.index.lock import ingest_lock
 from rag.index.names import NAMES_FILE, NameIndex
@@ -353,10 +353,14 @@ class Index:
 
     def stale_extras(self) -> bool:
         """True when a file kept beside BM25 that the settings use is missing (an index built by an
-        older version): the next `ingest` adds it, readers go on without it."""
+        older version), or the paraphrase vectors were made by another engine than the one ingest
+        uses now (session 6 embedded chunks in float32): the next `ingest` rebuilds them, readers go
+        on with what is there (float32 and int8 vectors of the same model agree to cosine 0.99)."""
         files = [NAMES_FILE, SENTENCES_FILE] + ([ENSEMBLE_FILE] if self.settings.ensemble_weight > 0 else []) \
             + ([MPNET_FILE] if self._paraphrase_on() else [])
-        return not all((self.paths.lexical / f).is_file() for f in files)
+        if not all((self.paths.lexical / f).is_file() for f in files):
+            return True
+        return self._paraphrase_on() and MPNetVectors.recorded_model(self.paths.lexical) != PARAPHRASE_ENGINE
 
     def _lexical_matches(self, stored: dict[str, StoredDocument], gone: list[str]) -> bool:
         """True when the saved BM25 index covers exactly the chunk ids the store holds now.
@@ -397,7 +401,7 @@ class Index:
         if self.settings.ensemble_weight > 0:
             extra.update(ChunkVectors.build(bodies, self._embed_second).files())
         if self._paraphrase_on():
-            extra.update(MPNetVectors.build(bodies, self._embed_paraphrase).files())
+            extra.update(MPNetVectors.build(bodies, self._embed_paraphrase, model=paraphrase_model(bulk=True).name).files())
         lexical.build(ids, texts, self.paths.lexical, extra=extra)
         keys.version = lexical.version(self.paths.lexical)
         keys.save(self.paths.catalog)
@@ -416,7 +420,7 @@ class Index:
 
     def _embed_paraphrase(self, texts: list[str]):
         """Paraphrase-model vectors through the embedding cache, under that model's name."""
-        engine = paraphrase_model()
+        engine = paraphrase_model(bulk=True)
         return self._through_cache(texts, engine.name, engine.embed)
 
 

@@ -18,7 +18,11 @@ recall@5 0.42 alone, MiniLM 0.33, e5 0.14; eval/README.md), and fusing it adds w
 * Encoder: MPNet is BERT-shaped with two differences: positions start after the padding id (2,
   3, ...), and every layer adds one learned relative-position bias (32 buckets, T5-style) to its
   attention scores, given to com.microsoft MultiHeadAttention as `attention_bias`. Mean-pooled,
-  L2-normalised: cosine 1.0000 to the transformers implementation (tests/test_sentence_encoders.py).
+  L2-normalised: cosine 1.0000 to the transformers implementation in float32 (tests/test_sentence_encoders.py).
+  Ingest embeds chunks with the attention projections and the first FFN matrix in int8 (quantized
+  when the engine loads, ~0.1 s): about 1.7x faster, cosine >= 0.99 to float32; questions are
+  embedded in float32 (one short text: the speed does not matter, and one side's rounding instead of
+  both halves the cosines' noise; eval/README.md).
 
 Imports numpy, onnxruntime and tokenizers only.
 """
@@ -48,6 +52,8 @@ BUCKETS, MAX_DISTANCE = 32, 128
 EPS = 1e-5
 DEFAULT_BATCH_TOKENS = 2048
 ENCODER_FILE = "encoder.safetensors"  # the checked weights, matrices transposed (see `locate`)
+ENGINE_NAME = "mpnet-base-onnx-int8"  # the engine ingest embeds chunks with (int8 matrix products)
+FLOAT32_NAME = "mpnet-base-onnx"  # every layer float32 (questions)
 
 
 class MPNetMissing(Exception):
@@ -227,15 +233,21 @@ def relative_buckets(n: int) -> np.ndarray:
     return out + np.where(rel < exact, rel, np.minimum(large, half - 1))
 
 
-def build_graph(w: dict[str, np.ndarray]) -> tuple[bytes, dict[str, np.ndarray]]:
+def build_graph(w: dict[str, np.ndarray], *, int8: bool = True) -> tuple[bytes, dict[str, np.ndarray]]:
     """The encoder as ONNX bytes and its external weight matrices (see `Graph`); `w` as read from
     `encoder.safetensors` (weight matrices already [in, out]).
+
+    `int8`: the attention projections and the first FFN matrix multiply in int8 (`Graph.int8_linear`,
+    ~1.7x faster; cosine to the float32 vectors >= 0.99); the FFN output stays float32 (its input,
+    after GELU, has outliers one scale per run cannot hold).
 
     Inputs `emb` float32 [B, L, H] (word + position embeddings) and `bias` float32 [1, heads, L, L]
     (the relative-position bias); output `pooled` float32 [B, H], the mean of the last hidden states."""
     g = Graph("mpnet_base", external_from=HIDDEN * HIDDEN)
 
     def linear(x: str, name: str) -> str:
+        if int8 and not name.endswith("output.dense"):
+            return g.int8_linear(x, w[name + ".weight"], w[name + ".bias"], name)
         return g.linear(x, w[name + ".weight"], w[name + ".bias"], name)  # stored transposed
 
     def norm(x: str, name: str) -> str:
@@ -252,13 +264,16 @@ class MPNetOnnx(SentenceEncoder):
     """all-mpnet-base-v2 on CPU: `embed(texts)` -> float32 (n, 768), L2-normalised.
 
     The model has no query/passage prefixes: questions and abstracts are embedded alike.
+    `int8=False` runs every layer in float32 (the reference check; `build_graph`). The name, under
+    which the embedding cache and the index's vectors file keep its vectors, says which.
     """
 
-    name = "mpnet-base-onnx"
+    name = ENGINE_NAME
     dim = HIDDEN
     max_tokens = MAX_TOKENS
 
-    def __init__(self, *, folder: Path | None = None, threads: int = 2, batch_tokens: int = DEFAULT_BATCH_TOKENS):
+    def __init__(self, *, folder: Path | None = None, threads: int = 2, batch_tokens: int = DEFAULT_BATCH_TOKENS,
+                 int8: bool = True):
         folder = folder or locate()
         w = read_safetensors(folder / ENCODER_FILE, _encoder_shapes(), model="all-mpnet-base-v2",
                              error=MPNetMissing)
@@ -266,7 +281,9 @@ class MPNetOnnx(SentenceEncoder):
         self._word = w["embeddings.word_embeddings.weight"]
         self._positions = w["embeddings.position_embeddings.weight"][PAD_ID + 1:PAD_ID + 1 + MAX_TOKENS]
         self._bias_table = np.ascontiguousarray(w["encoder.relative_attention_bias.weight"])
-        graph, external = build_graph(w)
+        if not int8:
+            self.name = FLOAT32_NAME
+        graph, external = build_graph(w, int8=int8)
         self._session = cpu_session(graph, threads=threads, external=external)
 
     def _feed(self, ids: np.ndarray) -> dict[str, np.ndarray]:

@@ -130,7 +130,8 @@ def _float(field: int, v: float) -> bytes:
     return _key(field, 5) + struct.pack("<f", v)
 
 
-_ONNX_DTYPE = {np.dtype(np.float32): 1, np.dtype(np.uint8): 2, np.dtype(np.int32): 6, np.dtype(np.int64): 7}
+_ONNX_DTYPE = {np.dtype(np.float32): 1, np.dtype(np.uint8): 2, np.dtype(np.int8): 3, np.dtype(np.int32): 6,
+               np.dtype(np.int64): 7}
 
 
 def _tensor(name: str, arr: np.ndarray) -> bytes:
@@ -173,7 +174,7 @@ class Graph:
         self._n = 0
 
     def init(self, name: str, arr: np.ndarray) -> str:
-        if self._external_from and arr.size >= self._external_from and arr.dtype == np.float32:
+        if self._external_from and arr.size >= self._external_from and arr.dtype in (np.float32, np.int8):
             self.external[name] = np.ascontiguousarray(arr)
             msg = b"".join(_int(1, d) for d in arr.shape) + _int(2, _ONNX_DTYPE[arr.dtype]) + _bytes(8, name)
             # external_data {key: "location", value: ...}, data_location = EXTERNAL
@@ -199,6 +200,18 @@ class Graph:
         """x @ weight_t + bias (weight_t: [in, out])."""
         y = self.node("MatMul", [x, self.init(name + ".wT", weight_t)])[0]
         return self.node("Add", [y, self.init(name + ".b", bias)])[0]
+
+    def int8_linear(self, x: str, weight_t: np.ndarray, bias: np.ndarray, name: str) -> str:
+        """x @ weight_t + bias with the weight kept as int8, one scale per output column, and x
+        quantized per run by ONNX Runtime (com.microsoft DynamicQuantizeMatMul, VNNI on CPUs that
+        have it). About 1.7x faster than float32 for a 12-layer encoder; x is quantized with one
+        scale per run, so a layer whose input has outliers (the FFN output after GELU) must stay
+        float32 (`linear`)."""
+        scale = np.maximum(np.abs(weight_t).max(axis=0), 1e-12) / 127.0
+        q = np.clip(np.rint(weight_t / scale), -127, 127).astype(np.int8)
+        inputs = [x, self.init(name + ".q", q), self.init(name + ".s", scale.astype(np.float32)), "",
+                  self.init(name + ".b", bias)]
+        return self.node("DynamicQuantizeMatMul", inputs, domain="com.microsoft")[0]
 
     def layer_norm(self, x: str, weight: np.ndarray, bias: np.ndarray, name: str, eps: float) -> str:
         return self.node("LayerNormalization", [x, self.init(name + ".w", weight), self.init(name + ".b", bias)],

@@ -39,6 +39,7 @@ class SentenceIndex:
     chunk_ids: list[str] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+    model: str = ""  # the engine that made the vectors ("" when not recorded: built before it was)
 
     @staticmethod
     def units(text: str) -> list[str]:
@@ -46,7 +47,8 @@ class SentenceIndex:
         return sentences_of(text)
 
     @classmethod
-    def build(cls, chunks: Iterable[tuple[str, str]], embed: Callable[[list[str]], np.ndarray]) -> "SentenceIndex":
+    def build(cls, chunks: Iterable[tuple[str, str]], embed: Callable[[list[str]], np.ndarray], *,
+              model: str = "") -> "SentenceIndex":
         ids, texts = [], []
         for chunk_id, text in chunks:
             for s in cls.units(text):
@@ -54,13 +56,13 @@ class SentenceIndex:
                 texts.append(s)
         vectors = np.asarray(embed([clean(t) for t in texts]), dtype=np.float32) if texts else \
             np.zeros((0, 0), dtype=np.float32)
-        return cls(ids, texts, vectors)
+        return cls(ids, texts, vectors, model)
 
     def files(self) -> dict[str, bytes]:
         buf = io.BytesIO()
         np.save(buf, self.vectors)
-        meta = json.dumps({"chunk_ids": self.chunk_ids, "texts": self.texts if self.KEEP_TEXTS else []},
-                          ensure_ascii=False)
+        meta = json.dumps({"chunk_ids": self.chunk_ids, "texts": self.texts if self.KEEP_TEXTS else [],
+                           "model": self.model}, ensure_ascii=False)
         return {self.META_FILE: meta.encode("utf-8"), self.VECTORS_FILE: buf.getvalue()}
 
     @classmethod
@@ -71,9 +73,18 @@ class SentenceIndex:
             vectors = np.load(folder / cls.VECTORS_FILE)
             if len(vectors) != len(meta["chunk_ids"]) or (cls.KEEP_TEXTS and len(meta["texts"]) != len(vectors)):
                 return cls()
-            return cls(list(meta["chunk_ids"]), list(meta["texts"]), vectors.astype(np.float32, copy=False))
+            return cls(list(meta["chunk_ids"]), list(meta["texts"]), vectors.astype(np.float32, copy=False),
+                       str(meta.get("model", "")))
         except (OSError, ValueError, KeyError, TypeError):
             return cls()
+
+    @classmethod
+    def recorded_model(cls, folder: Path) -> str | None:
+        """The engine named in the saved file ("" when it names none), None when there is no file."""
+        try:
+            return str(json.loads((folder / cls.META_FILE).read_text(encoding="utf-8")).get("model", ""))
+        except (OSError, ValueError, AttributeError):
+            return None
 
     def rank(self, query_vector: np.ndarray, n: int, *, only: frozenset[str] | None = None) -> list[tuple[str, float]]:
         """Chunks by their closest sentence to the query: (chunk_id, cosine), best first.
