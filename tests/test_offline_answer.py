@@ -276,6 +276,20 @@ def test_a_name_given_as_an_example_in_a_question_about_several_papers_is_eviden
     assert 0 in res.cited and "LTI plant" in res.text, res.text  # Mu, which states the example, is quoted
 
 
+def test_a_named_papers_own_plural_nouns_do_not_open_the_answer_to_other_papers():
+    # "SnapViT's pruned models" are SnapViT's; a question naming a paper is answered from it alone,
+    # or refused, unless it asks for papers.
+    own = _hit("Omicron", "We propose Omicron, a pruning method for vision transformers. Pruning takes five minutes.")
+    other = _hit("Pi", "Pi is a light-weight vision transformer for mobile phones with 8 ms latency.")
+    close = lambda sentences, q: np.full(len(sentences), 0.9)
+    res = compose("What is the latency of Omicron's pruned models on a mobile phone?", [own, other],
+                  similarity=close, named={"Omicron": ["omicron"]})
+    assert 1 not in res.cited and "Pi is" not in res.text, res.text
+    several = compose("Which papers prune vision transformers, such as Omicron?", [own, other],
+                      similarity=close, named={"Omicron": ["omicron"]})
+    assert 0 in several.cited
+
+
 def test_which_paper_in_chinese_also_gets_the_proposal_sentence():
     hit = _hit("Xi", "Controllers for continuous control usually run on artificial networks. "
                "We propose XiNet, a spiking controller for continuous control.")

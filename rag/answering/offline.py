@@ -55,6 +55,10 @@ _ASKS_FOR_PAPER = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:paper|papers|wor
 # Questions whose answer may span papers ("which papers ...", "compare ...").
 _ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|works|methods|approaches|studies|models|both|compare[sd]?|"
                                r"comparison|versus|vs\.?)\b|哪些|比较", re.I)
+# With a paper named, its plural nouns are its own ("SnapViT's pruned models", "the methods RoboRefer
+# compares"; "RoboRefer 用了哪些数据集"): only a word for papers asks for other papers beside it
+# ("Which papers study X, such as LTI systems?").
+_ASKS_FOR_PAPERS = re.compile(r"\b(?:papers|articles)\b|论文", re.I)
 # A sentence about prior work or the problem ("Existing methods ...", "However, most ...") is the
 # abstract's context: what the paper itself does is stated after it.
 _BACKGROUND = re.compile(r"^(?:existing|prior|previous|current|conventional|traditional|standard|typical|most|many|"
@@ -202,7 +206,7 @@ def compose(
     if not crosslingual:
         named = _paper_names(named, hits)
     wanted = {d for docs in named.values() for d in docs}
-    many = bool(_ASKS_FOR_SEVERAL.search(question))
+    many = bool((_ASKS_FOR_PAPERS if wanted else _ASKS_FOR_SEVERAL).search(question))
     # A question naming a paper is answered from it alone; one asking for several papers may
     # name one as an example ("which papers study X, such as LTI systems?").
     allowed = [i for i, h in enumerate(hits) if not wanted or many or h.doc_id in wanted]
