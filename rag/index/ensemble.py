@@ -23,7 +23,7 @@ from functools import cached_property
 import numpy as np
 
 from rag.errors import ConfigError
-from rag.index.mpnet_onnx import ENGINE_NAME as PARAPHRASE_ENGINE  # noqa: F401 - what the paraphrase vectors record
+from rag.index.mpnet_onnx import ENGINE_NAME as PARAPHRASE_ENGINE  # noqa: F401 - the engine ingest uses, re-exported
 from rag.index.sentences import SentenceIndex
 
 ENSEMBLE_FILE = "minilm.json"

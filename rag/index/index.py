@@ -401,7 +401,7 @@ class Index:
         if self.settings.ensemble_weight > 0:
             extra.update(ChunkVectors.build(bodies, self._embed_second).files())
         if self._paraphrase_on():
-            extra.update(MPNetVectors.build(bodies, self._embed_paraphrase, model=paraphrase_model(bulk=True).name).files())
+            extra.update(MPNetVectors.build(bodies, self._embed_paraphrase, model=PARAPHRASE_ENGINE).files())
         lexical.build(ids, texts, self.paths.lexical, extra=extra)
         keys.version = lexical.version(self.paths.lexical)
         keys.save(self.paths.catalog)
