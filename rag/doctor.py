@@ -123,8 +123,9 @@ def check_index(settings: Settings) -> Check:
     extra = f"; {len(others)} other index(es) built with other settings" if others else ""
     if index.stale_extras():
         return Check("index", "warn", f"{docs} documents, {chunks} chunks in {store.name} ({where}); built by an "
-                     "older version: the MiniLM or mpnet ranking's vectors (or another file kept beside BM25) are missing, "
-                     "so retrieval runs without that ranking", hint="run `rag ingest` to add them")
+                     "older version: the MiniLM or mpnet ranking's vectors (or another file kept beside BM25) are "
+                     "missing, so retrieval runs without that ranking, or the mpnet vectors were made by an older "
+                     "engine (used as they are)", hint="run `rag ingest` to rebuild them")
     return Check("index", "pass", f"{docs} documents, {chunks} chunks in {store.name} ({where}), "
                  f"named by the current chunking and embedding settings{extra}")
 

@@ -181,3 +181,21 @@ def test_an_index_without_the_minilm_vectors_is_a_warning_naming_the_fix(seed_se
     assert res.exit_code == 0 and marks["index"] == "warn", res.output
     assert "MiniLM" in res.stdout and "rag ingest" in res.stdout
     assert "all-MiniLM-L6-v2 and all-mpnet-base-v2 (English rankings) loaded offline" in res.stdout
+
+
+def test_mpnet_vectors_of_an_older_engine_are_a_warning_naming_the_fix(seed_settings, tmp_path, monkeypatch):
+    import json
+    import shutil
+
+    from rag.index.ensemble import MPNET_FILE
+
+    copy = tmp_path / "older"
+    shutil.copytree(seed_settings.index_dir, copy)
+    for meta_file in copy.glob(f"*/lexical/{MPNET_FILE}"):
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        meta["model"] = "mpnet-base-onnx"  # session 6's float32 engine
+        meta_file.write_text(json.dumps(meta), encoding="utf-8")
+    monkeypatch.setenv("RAG_INDEX_DIR", str(copy))
+    res, marks = _doctor()
+    assert res.exit_code == 0 and marks["index"] == "warn", res.output
+    assert "older engine" in res.stdout and "rag ingest" in res.stdout
