@@ -39,6 +39,13 @@ def test_a_name_written_only_inside_a_hyphenated_name_is_known():
     assert index.lookup("Does DAPO beat GRPO?") == ({"GRPO": ["a"]}, ["DAPO"])
 
 
+def test_a_greek_prefix_spelled_out_finds_the_name_written_with_the_letter():
+    index = NameIndex.build([("a", "We propose ε-DPO, an adaptive variant of DPO."), ("b", "We use PPO.")])
+    assert index.lookup("What does epsilon-DPO adapt?") == ({"epsilon-DPO": ["a"]}, [])
+    assert index.lookup("What does Epsilon-DPO adapt?") == ({"Epsilon-DPO": ["a"]}, [])
+    assert index.lookup("What does alpha-DPO adapt?") == ({}, ["alpha-DPO"])  # another letter, another name
+
+
 def test_an_index_without_names_judges_nothing():
     assert NameIndex().lookup("What does BraVE do?") == ({}, [])
 

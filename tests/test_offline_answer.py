@@ -512,3 +512,36 @@ def test_insight_and_combine_frame_a_question_about_the_paper(question):
 
     res = compose(question, [hit], named={"Rebo": ["rebo"]}, similarity=e5)
     assert not res.refused and "integrates Gaussian processes" in res.text
+
+
+@pytest.mark.parametrize("text, states", [
+    ("We evaluate several leading VLMs, including Qwen-2.5-VL, Video-R1, and VideoChat-R1.", False),
+    ("Benchmarks are AMC23, AIME24 and AIME25, run on an A100 GPU and the Unitree G1.", False),
+    ("It needs 200 H100 GPU hours.", True),
+    ("The gap shrinks by 74.5% in the 1.5B setting.", True),
+    ("It reaches a 1.70-2.10x speedup.", True),
+    ("Sample complexity is $O(\\epsilon^{-3})$.", True),
+    ("The method has two key advances.", True),
+])
+def test_a_digit_inside_a_name_is_no_quantity(text, states):
+    from rag.answering.asked import states_number
+
+    assert states_number(text) is states
+
+
+def test_a_quantity_question_is_not_answered_by_a_sentence_whose_only_digits_are_in_names():
+    hit = _hit("Halo", "We introduce Halo, a synthetic video dataset of impossible scenes. We evaluate several "
+               "leading VLMs, including Qwen-2.5-VL and Video-R1, on Halo videos.")
+    res = compose("How many videos does Halo contain?", [hit], named={"Halo": ["halo"]})
+    assert res.refused and "Halo abstract does not state it" in res.text
+
+
+def test_an_unknown_name_beside_known_details_is_the_paper_asked_about():
+    snap = _hit("SnapViT", "We introduce SnapViT. It needs less than five minutes on a single A100 GPU.")
+    res = compose("How many GPU hours did FLOWER need?", [snap], named={"GPU": ["snapvit"]},
+                  unknown_names=["FLOWER"], similarity=lambda t, q: np.full(len(t), 0.95))
+    assert res.refused and res.text == f"{REFUSAL} No indexed abstract mentions FLOWER."
+    # A known name that labels a retrieved paper keeps the question about that paper.
+    res = compose("Does SnapViT need fewer GPU hours than FLOWER?", [snap], named={"SnapViT": ["snapvit"]},
+                  unknown_names=["FLOWER"], similarity=lambda t, q: np.full(len(t), 0.95))
+    assert "FLOWER" not in res.text

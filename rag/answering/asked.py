@@ -27,6 +27,14 @@ _ENUMERATOR = re.compile(r"\((?:[ivx]{1,4}|[a-h]|\d{1,2})\)\s*", re.I)
 NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
                     r"hundred|thousand|million|billion|dozen|half|dual|twice|double|triple|orders? of magnitude|"
                     r"\w+fold)\b", re.I)
+# A digit inside a name is no quantity: "Qwen-2.5-VL", "Video-R1", "AIME24", "Unitree G1", "H100" name
+# a model, benchmark or device. A token that starts with a digit ("1.5B", "32%", "3x") is a number.
+_NAME_WITH_DIGITS = re.compile(r"\b[A-Za-z]+(?:[-.]?[A-Za-z]*\d[\w.]*)+(?:-[\w.]+)*")
+
+
+def states_number(text: str) -> bool:
+    """True when the text states a quantity: a number, or a count in words ("two", "ten-fold")."""
+    return bool(NUMBER.search(_NAME_WITH_DIGITS.sub(" ", text)))
 
 
 def asks_quantity(question: str) -> bool:
@@ -46,7 +54,7 @@ def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> C
     question does not already give (a question naming no paper may be answered by several papers'
     sentences, where the rule would favour any sentence with a name in it)."""
     if asks_quantity(question):
-        return lambda text: bool(NUMBER.search(text))
+        return states_number
     if named and _ASKS_FOR_NAMED_THING.search(question):
         words = re.findall(r"[A-Za-z]+", question)
         given = {n.casefold() for n in extract_names(question)} | {n.casefold() for n in (named or {})}

@@ -207,6 +207,10 @@ def compose(
         named = _paper_names(named, hits)
     wanted = {d for docs in named.values() for d in docs}
     many = bool((_ASKS_FOR_PAPERS if wanted else _ASKS_FOR_SEVERAL).search(question))
+    if unknown_names and named and not many and not _labelling(named, hits):
+        # "How many GPU hours did FLOWER need?": the names the corpus knows ("GPU") are details, none
+        # is a paper's own name, so the name it does not know is the paper asked about.
+        return _refuse(f"No indexed abstract mentions {', '.join(unknown_names)}.")
     # A question naming a paper is answered from it alone; one asking for several papers may
     # name one as an example ("which papers study X, such as LTI systems?").
     allowed = [i for i, h in enumerate(hits) if not wanted or many or h.doc_id in wanted]
@@ -287,9 +291,13 @@ def _paper_names(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list
     """
     if len(named) < 2:
         return named
+    return _labelling(named, hits) or named
+
+
+def _labelling(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list[str]]:
+    """The names that label (or title) a retrieved abstract mentioning them: the papers' own names."""
     labels = {h.doc_id: _label_key(h) for h in hits}
-    papers = {n: docs for n, docs in named.items() if any(n.casefold() in labels.get(d, "") for d in docs)}
-    return papers or named
+    return {n: docs for n, docs in named.items() if any(n.casefold() in labels.get(d, "") for d in docs)}
 
 
 def _label_key(hit: Hit) -> str:

@@ -44,6 +44,18 @@ _DESCRIBED = re.compile(r"^(.*?[A-Za-z0-9])-(?:based|style|like|aware|free|guide
                         r"oriented|dependent|independent|assisted|tuned|scale|sized)$")
 
 
+# Greek letters as a keyboard spells them: a question writes "epsilon-DPO" for the abstract's "ε-DPO".
+_GREEK = dict(zip("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho "
+                  "sigma tau upsilon phi chi psi omega".split(), "αβγδεζηθικλμνξοπρστυφχψω"))
+_SPELLED_GREEK = re.compile(rf"^({'|'.join(_GREEK)})-(.+)$")
+
+
+def _spelled_greek(key: str) -> str | None:
+    """The case-folded name with a spelled-out Greek prefix written as the letter, or None."""
+    m = _SPELLED_GREEK.match(key)
+    return f"{_GREEK[m.group(1)]}-{m.group(2)}" if m else None
+
+
 def extract_names(text: str) -> set[str]:
     """The name-like tokens of text, as written."""
     out = set()
@@ -92,6 +104,8 @@ class NameIndex:
             docs = self.docs.get(key)
             if docs is None and key.endswith("s") and name[:-1].isupper():
                 docs = self.docs.get(key[:-1])  # "LLMs" for "LLM"
+            if docs is None and (greek := _spelled_greek(key)):
+                docs = self.docs.get(greek)  # "epsilon-DPO" for "ε-DPO"
             if docs is None:
                 docs = self._parts.get(key)  # "GRPO", written only inside "BiCoT-GRPO"
             if docs is None:
