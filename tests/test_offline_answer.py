@@ -545,3 +545,33 @@ def test_an_unknown_name_beside_known_details_is_the_paper_asked_about():
     res = compose("Does SnapViT need fewer GPU hours than FLOWER?", [snap], named={"SnapViT": ["snapvit"]},
                   unknown_names=["FLOWER"], similarity=lambda t, q: np.full(len(t), 0.95))
     assert "FLOWER" not in res.text
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("What is the highest speedup UAT reaches?", True),
+    ("What accuracy does Spot reach on ImageNet?", True),
+    ("What is the average tracking error, in numbers, of Spot?", True),
+    ("What kind of errors does Spot make?", False),
+    ("What does Spot improve?", False),
+])
+def test_a_question_about_a_reported_measure_asks_for_a_quantity(question, asks):
+    from rag.answering.asked import asks_quantity
+
+    assert asks_quantity(question) is asks
+
+
+def test_a_superlative_in_a_quantity_question_is_which_number_not_a_word_to_repeat():
+    hit = _hit("Uat", "We propose Uat, an early-exit method. Uat demonstrates consistent improvements in speedup "
+               "(1.70-2.10x) with a minimal performance drop.")
+    res = compose("What is the highest speedup Uat reaches?", [hit], named={"Uat": ["uat"]})
+    assert not res.refused and "1.70-2.10x" in res.text
+    res = compose("What is the average tracking error of Uat?", [hit], named={"Uat": ["uat"]})
+    assert res.refused  # no sentence states an error figure
+
+
+def test_names_in_a_question_asking_which_paper_are_what_the_paper_is_recognised_by():
+    perm = _hit("PermLLM", "We propose PermLLM for access control. We demonstrate its efficacy through extensive "
+                "experiments on five public datasets (GPQA, RCV1, SimpleQA, WMDP, and PubMedQA).")
+    named = {"RCV1": ["permllm"], "SimpleQA": ["permllm"], "WMDP": ["permllm"]}
+    res = compose("Which paper runs experiments on RCV1, SimpleQA and WMDP?", [perm], named=named)
+    assert not res.refused and "RCV1" in res.text and res.cited == [0]

@@ -11,11 +11,18 @@ from typing import Callable
 
 from rag.index.names import extract_names
 
+# What papers measure and report as numbers.
+_MEASURES = (r"(?:speedups?|accuracy|accuracies|error|errors|rates?|scores?|gains?|improvements?|reductions?|"
+             r"latency|latencies|throughput|ratios?|margins?|overhead|compression)")
 # Questions asking for a quantity: the answer must state a number. (哪几 is "which ones": it asks
 # for names, not for a count, as in "分别是哪几个数据集？".)
 _ASKS_FOR_QUANTITY = re.compile(r"\bhow (?:many|much|long|large|big|fast|often)\b|\bwhat (?:percentage|fraction|share|"
                                 r"number|proportion)\b|\bwhat (?:is|are|was|were) the (?:\w+ )?(?:number|size|count|"
-                                r"amount|dimension\w*|percentage|fraction|proportion)\b|多少|(?<!哪)几", re.I)
+                                r"amount|dimension\w*|percentage|fraction|proportion)\b|多少|(?<!哪)几"
+                                # "What is the highest speedup ...?", "What accuracy does X reach?": a measure
+                                # a paper reports is a number.
+                                rf"|\bwhat (?:is |are |was |were )?(?:the |its |their )?(?:(?!(?:kinds?|types?|sorts?|sources?|causes?)\b)\w+ ){{0,3}}{_MEASURES}\b"
+                                r"|\bin numbers\b", re.I)
 # Questions asking which named thing a paper used: the answer names it (a model, dataset or
 # benchmark is referred to by a proper name: "Unitree G1", "Sora", "AIME24").
 _NAMED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨干网络|硬件)"

@@ -50,11 +50,15 @@ _QUESTION_WORDS = set(tokenize(
 _ASKS_EXPANSION = re.compile(r"\bstands? for\b|\bfull name\b|\bspelled out\b|全称|代表什么", re.I)
 # In a question asking for a quantity, the word naming it ("the size of", "the number of") is the
 # number the answer states, not a word the sentence must repeat.
-_QUANTITY_WORDS = set(tokenize("size sizes number numbers count counts amount amounts total"))
+_QUANTITY_WORDS = set(tokenize("size sizes number numbers count counts amount amounts total "
+                                # "the highest speedup", "the average error": which of the paper's numbers
+                                "highest lowest largest smallest maximum minimum best worst average mean peak"))
 _ASKS_FOR_PAPER = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:paper|papers|work|method|model|framework|system|benchmark|approach)\b|\bpropos|\bintroduc", re.I)
 # Questions whose answer may span papers ("which papers ...", "compare ...").
 _ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|works|methods|approaches|studies|models|both|compare[sd]?|"
                                r"comparison|versus|vs\.?)\b|哪些|比较", re.I)
+# "Which paper ...?": the asker does not know which paper it is.
+_ASKS_WHICH_PAPER = re.compile(r"\bwhich (?:paper|work|article|study)\b|哪篇", re.I)
 # With a paper named, its plural nouns are its own ("SnapViT's pruned models", "the methods RoboRefer
 # compares"; "RoboRefer 用了哪些数据集"): only a word for papers asks for other papers beside it
 # ("Which papers study X, such as LTI systems?").
@@ -223,7 +227,10 @@ def compose(
     # A name says which paper is meant, not what is asked, so it is no focus word; but in a question
     # about several papers ("which papers study X, such as LTI systems?") a name is an example of X,
     # and a sentence stating it is evidence.
-    name_terms = set() if many else {x for n in named for x in tokenize(n, compounds=True)}
+    # So is a name in a question asking which paper it is ("Which paper runs experiments on RCV1 and
+    # WMDP?"): the asker does not know the paper, the names are what it is recognised by.
+    name_terms = (set() if many or _ASKS_WHICH_PAPER.search(question)
+                  else {x for n in named for x in tokenize(n, compounds=True)})
     focus = [x for x in terms if x not in name_terms and not CJK.match(x)]
     if _asks_quantity(question):
         focus = [x for x in focus if x not in _QUANTITY_WORDS] or focus
