@@ -575,3 +575,14 @@ def test_names_in_a_question_asking_which_paper_are_what_the_paper_is_recognised
     named = {"RCV1": ["permllm"], "SimpleQA": ["permllm"], "WMDP": ["permllm"]}
     res = compose("Which paper runs experiments on RCV1, SimpleQA and WMDP?", [perm], named=named)
     assert not res.refused and "RCV1" in res.text and res.cited == [0]
+
+
+def test_a_short_acronym_no_abstract_writes_is_a_term_not_an_absent_paper():
+    hjb = _hit("Hjb", "We propose a model-free method targeting the HJB equation. Existing continuous-time "
+               "reinforcement learners need the coefficient functions of the dynamics to be known.")
+    res = compose("Why do continuous-time reinforcement learners built on the PDE need the dynamics known?", [hjb],
+                  unknown_names=["PDE"], similarity=lambda t, q: np.full(len(t), 0.9))
+    assert "No indexed abstract mentions" not in res.text
+    assert not res.refused and "coefficient functions" in res.text
+    res = compose("What accuracy does AlphaFold reach?", [hjb], unknown_names=["AlphaFold"])
+    assert res.text == f"{REFUSAL} No indexed abstract mentions AlphaFold."

@@ -57,6 +57,7 @@ _ASKS_FOR_PAPER = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:paper|papers|wor
 # Questions whose answer may span papers ("which papers ...", "compare ...").
 _ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|works|methods|approaches|studies|models|both|compare[sd]?|"
                                r"comparison|versus|vs\.?)\b|哪些|比较", re.I)
+_TERM_ACRONYM = re.compile(r"[A-Z]{2,3}s?")
 # "Which paper ...?": the asker does not know which paper it is.
 _ASKS_WHICH_PAPER = re.compile(r"\bwhich (?:paper|work|article|study)\b|哪篇", re.I)
 # With a paper named, its plural nouns are its own ("SnapViT's pruned models", "the methods RoboRefer
@@ -199,6 +200,9 @@ def compose(
     terms = content_terms(question)
     if not terms and not named:
         return _refuse("The question has no words to search for.")
+    # A two- or three-letter acronym ("PDE", "GPU", "CNNs") is usually a field's term, not a paper's
+    # name: a corpus that never writes it may still answer the question in words.
+    unknown_names = [n for n in unknown_names if not _TERM_ACRONYM.fullmatch(n)]
     if unknown_names and not named:
         return _refuse(f"No indexed abstract mentions {', '.join(unknown_names)}.")
     if not hits:
