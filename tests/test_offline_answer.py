@@ -586,3 +586,22 @@ def test_a_short_acronym_no_abstract_writes_is_a_term_not_an_absent_paper():
     assert not res.refused and "coefficient functions" in res.text
     res = compose("What accuracy does AlphaFold reach?", [hjb], unknown_names=["AlphaFold"])
     assert res.text == f"{REFUSAL} No indexed abstract mentions AlphaFold."
+
+
+@pytest.mark.parametrize("sentence, answered", [
+    ("Spot is compared with model-based methods in RL environments.", False),  # a field's term, no name
+    ("Spot is compared with model-based methods in MuJoCo environments.", True),
+])
+def test_which_environment_needs_a_name_and_a_fields_acronym_is_none(sentence, answered):
+    hit = _hit("Spot", f"We propose Spot for continuous control. {sentence}")
+    res = compose("On which environments is Spot compared with model-based methods?", [hit],
+                  named={"Spot": ["spot"]})
+    assert res.refused is not answered
+
+
+def test_a_model_named_with_its_version_is_a_name():
+    from rag.answering.asked import states_what_is_asked
+
+    required = states_what_is_asked("Which Gemini model does Spot beat?", {"Spot": ["spot"]})
+    assert required("RFT-trained Spot even surpasses Gemini-2.5-Pro by 12.4% in accuracy.")
+    assert not required("RFT-trained Spot surpasses Gemini by a large margin.")

@@ -25,10 +25,14 @@ _ASKS_FOR_QUANTITY = re.compile(r"\bhow (?:many|much|long|large|big|fast|often)\
                                 r"|\bin numbers\b", re.I)
 # Questions asking which named thing a paper used: the answer names it (a model, dataset or
 # benchmark is referred to by a proper name: "Unitree G1", "Sora", "AIME24").
-_NAMED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨干网络|硬件)"
+_NAMED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨干网络|硬件|环境|平台)"
 _ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?:\w+ ){0,2}(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|"
-                                   r"hardware|llms?|backbones?|generators?)\b"
+                                   r"hardware|llms?|backbones?|generators?|environments?|platforms?)\b"
                                    rf"|哪(?!篇|些论文)[^，。？?]{{0,10}}{_NAMED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪", re.I)
+# A two- or three-letter acronym ("RL", "PDE", "CNNs") is usually a field's term, not a name.
+TERM_ACRONYM = re.compile(r"[A-Z]{2,3}s?")
+# A model named with its version: a capitalised word, a hyphen and a number ("Gemini-2.5-Pro").
+_VERSIONED = re.compile(r"(?<![\w-])[A-Z][A-Za-z]*-\d+(?:\.\d+)*(?:-[A-Za-z0-9]+)*")
 # List markers ("(II) Based on ...", "(a)", "(3)") name nothing, nor does the word after them.
 _ENUMERATOR = re.compile(r"\((?:[ivx]{1,4}|[a-h]|\d{1,2})\)\s*", re.I)
 NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
@@ -74,7 +78,10 @@ def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> C
             spelled = _acronyms_of(re.findall(r"[A-Za-z]+", text))
             # Plain capitalised words inside the sentence are names too ("Franka", "Sora", "Cityscapes").
             proper = {w for w in re.findall(r"(?<=[a-z0-9,;:)] )[A-Z][a-z]+\b", text) if w.casefold() not in q_words}
-            for name in extract_names(text) | proper:
+            versioned = set(_VERSIONED.findall(text))  # "Gemini-2.5-Pro", "Llama-3-8B"
+            for name in extract_names(text) | proper | versioned:
+                if TERM_ACRONYM.fullmatch(name):
+                    continue  # "RL", "ODEs": a field's term, not the name of a thing used
                 key = name.casefold()
                 if key in given or key.rstrip("s") in given or key.rstrip("s") in spelled:
                     continue  # given by the question, or a term spelled out beside it ("large language models (LLMs)")

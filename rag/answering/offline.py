@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from rag.answering.asked import asks_quantity as _asks_quantity, states_what_is_asked
+from rag.answering.asked import TERM_ACRONYM as _TERM_ACRONYM, asks_quantity as _asks_quantity, states_what_is_asked
 from rag.answering.refusal import REFUSAL
 from rag.clean import clean
 from rag.config import OfflineSettings
@@ -57,7 +57,6 @@ _ASKS_FOR_PAPER = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:paper|papers|wor
 # Questions whose answer may span papers ("which papers ...", "compare ...").
 _ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|works|methods|approaches|studies|models|both|compare[sd]?|"
                                r"comparison|versus|vs\.?)\b|哪些|比较", re.I)
-_TERM_ACRONYM = re.compile(r"[A-Z]{2,3}s?")
 # "Which paper ...?": the asker does not know which paper it is.
 _ASKS_WHICH_PAPER = re.compile(r"\bwhich (?:paper|work|article|study)\b|哪篇", re.I)
 # With a paper named, its plural nouns are its own ("SnapViT's pruned models", "the methods RoboRefer
