@@ -66,7 +66,7 @@ class OfflineSettings(BaseModel):
         0.5, ge=0, le=1,
         description="Share of a sentence's word evidence lost when the words of a question's phrase stand apart in it.")
     no_number_factor: float = Field(
-        0.5, ge=0, le=1,
+        0.4, ge=0, le=1,
         description="Evidence kept by a sentence lacking the kind of answer the question asks for: a number "
                     "(how many/much, what is the number/size of), or a name (which model/dataset/benchmark a "
                     "named paper used).")

@@ -605,3 +605,22 @@ def test_a_model_named_with_its_version_is_a_name():
     required = states_what_is_asked("Which Gemini model does Spot beat?", {"Spot": ["spot"]})
     assert required("RFT-trained Spot even surpasses Gemini-2.5-Pro by 12.4% in accuracy.")
     assert not required("RFT-trained Spot surpasses Gemini by a large margin.")
+
+
+def test_function_words_the_short_stopword_list_keeps_are_no_focus_words():
+    from rag.answering.offline import content_terms
+
+    assert content_terms("Which papers rely on trees, either as the policy itself or to search over actions?") == \
+        ["reli", "tree", "polici", "search", "over", "action"]
+
+
+def test_a_quantity_question_is_answered_by_a_denial_that_there_is_any_of_what_it_counts():
+    snap = _hit("SnapViT", "We introduce SnapViT, a pruning method for vision transformers. SnapViT is "
+                "retraining-free and does not require labeled data.")
+    res = compose("How much labeled data does SnapViT need?", [snap], named={"SnapViT": ["snapvit"]})
+    assert not res.refused and "does not require labeled data" in res.text
+    # A denial of another word of the question is no answer to the count.
+    xv = _hit("XVerse", "We propose XVerse for multi-subject image generation. XVerse controls each subject "
+              "without disrupting image latents.")
+    assert compose("How many subjects can XVerse control in a single image?", [xv],
+                   named={"XVerse": ["xverse"]}).refused

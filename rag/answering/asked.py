@@ -48,6 +48,16 @@ def states_number(text: str) -> bool:
     return bool(NUMBER.search(_NAME_WITH_DIGITS.sub(" ", text)))
 
 
+_COUNTED = re.compile(r"\b(?:how (?:many|much)|number of|amount of)\s+([\w\s-]+?)\s+"
+                      r"(?:does|do|did|is|are|was|were|can|could|would|will|has|have)\b", re.I)
+
+
+def counted(question: str) -> str:
+    """What a quantity question counts ("How much labeled data does X need?" -> "labeled data"), or ""."""
+    m = _COUNTED.search(question)
+    return m.group(1) if m else ""
+
+
 def asks_quantity(question: str) -> bool:
     """True when the question asks for a quantity ("how many", "what is the size of", 多少)."""
     return bool(_ASKS_FOR_QUANTITY.search(question))

@@ -13,7 +13,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from rag.answering.asked import TERM_ACRONYM as _TERM_ACRONYM, asks_quantity as _asks_quantity, states_what_is_asked
+from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asks_quantity as _asks_quantity, counted,
+                                 states_what_is_asked)
 from rag.answering.refusal import REFUSAL
 from rag.clean import clean
 from rag.config import OfflineSettings
@@ -44,7 +45,9 @@ _QUESTION_WORDS = set(tokenize(
     "problem problems solve solves solved address addresses addressed tackle tackles tackled "
     "computed calculated defined derived stand stands "
     # "What is the key insight of X?", "How does X handle Y?", "What does X combine?": framing too.
-    "insight insights handle handles handled combine combines combined"
+    "insight insights handle handles handled combine combines combined "
+    # Function words Lucene's short stopword list keeps; rare in abstracts, they would weigh most.
+    "its itself themselves either whether neither also than"
 ))
 # "What does SoLS stand for?": answered by the sentence spelling the name out, "... (SoLS)".
 _ASKS_EXPANSION = re.compile(r"\bstands? for\b|\bfull name\b|\bspelled out\b|全称|代表什么", re.I)
@@ -253,7 +256,7 @@ def compose(
         sims2 = np.asarray(second_similarity([c.text for c in pool], asked), dtype=np.float32)
         meaning = (1 - t.second_share) * meaning + t.second_share * _meaning(sims2, t.second_low, t.second_high)
     weights = {x: _idf(x, pool) for x in focus}  # rare words across the retrieved sentences weigh more
-    required = states_what_is_asked(question, named)
+    required = _or_denies(states_what_is_asked(question, named), question)
     _score(pool, meaning, weights, t, lexical=bool(focus) and not crosslingual, asks_for_paper=asks_for_paper,
            named=bool(wanted), required=required,
            phrases=_phrases(question, name_terms))
@@ -572,6 +575,15 @@ def _denies(text: str, term: str, question: str) -> bool:
         return True
     free = re.compile(rf"\b{t}\w*-free\b", re.I)
     return bool(free.search(text)) and not free.search(question)
+
+
+def _or_denies(required: Callable[[str], bool] | None, question: str) -> Callable[[str], bool] | None:
+    """What a sentence must state, or, for a quantity, a denial that there is any of what is counted
+    ("How much labeled data does X need?" is answered by "X does not require labeled data")."""
+    terms = content_terms(counted(question))
+    if required is None or not terms:
+        return required
+    return lambda text: required(text) or any(_denies(text, x, question) for x in terms)
 
 
 def _with_denial(chosen: list[Candidate], pool: list[Candidate], focus: list[str], question: str) -> list[Candidate]:
