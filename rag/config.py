@@ -75,6 +75,11 @@ class OfflineSettings(BaseModel):
     max_sentences: int = Field(3, ge=1, le=10, description="Most sentences quoted in one answer.")
     relative_keep: float = Field(
         0.85, ge=0, le=1, description="A sentence from another abstract must score this share of the best one.")
+    context_keep: float = Field(
+        0.5, ge=0, le=2,
+        description="Once the answer is decided, a further sentence of a quoted abstract scoring this share of the "
+                    "best is quoted too, up to max_sentences (the best sentence of a reworded question is often its "
+                    "paper's context, the answer the next one; chosen on dev). Above 1: off.")
     many_keep: float = Field(
         0.75, ge=0, le=1,
         description="For questions about several papers: another paper is quoted when it scores this share of the best.")

@@ -9,6 +9,7 @@ import rag
 from rag.answering import cite
 from rag.answering import REFUSAL
 from rag.answering.offline import compose
+from rag.config import OfflineSettings
 from rag.types import Hit
 
 
@@ -624,3 +625,21 @@ def test_a_quantity_question_is_answered_by_a_denial_that_there_is_any_of_what_i
               "without disrupting image latents.")
     assert compose("How many subjects can XVerse control in a single image?", [xv],
                    named={"XVerse": ["xverse"]}).refused
+
+
+def test_the_next_best_sentences_of_a_quoted_abstract_are_quoted_once_the_answer_is_decided():
+    hit = _hit("Halo", "Video models may not understand physics. We introduce Halo, a synthetic video dataset of "
+               "impossible scenes. Fine-tuning on Halo improves physics reasoning without degrading results on "
+               "standard benchmarks. The weather was nice.")
+    sims = {"Video models may not understand physics.": 0.95}
+
+    def similarity(texts, asked):
+        return np.array([sims.get(x, 0.87 if "Halo" in x else 0.5) for x in texts])
+
+    res = compose("Does training on impossible videos hurt video models on standard tests?", [hit],
+                  similarity=similarity)
+    assert not res.refused and "without degrading results" in res.text
+    assert "weather" not in res.text  # below context_keep of the best
+    off = compose("Does training on impossible videos hurt video models on standard tests?", [hit],
+                  similarity=similarity, thresholds=OfflineSettings(context_keep=1.5))
+    assert off.coverage == res.coverage  # the context added never changes the evidence

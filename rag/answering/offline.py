@@ -287,6 +287,7 @@ def compose(
         return _refuse("", evidence)
     # A Chinese question's words reach English sentences through their dictionary glosses.
     denied = focus if not crosslingual else [x for x in content_terms(english_query(question)) if x not in name_terms]
+    chosen = _with_next_best(chosen, pool, t)  # after the decision: more context never makes an answer
     chosen = _with_denial(_with_followers(chosen, pool), pool, denied, question)
     # A question naming no paper does not know which paper answers it: the paper's "we propose ..."
     # sentence tells the reader (and names the method), as for a question asking what is proposed.
@@ -519,6 +520,18 @@ def _choose(
         chosen.append(pick)
         covered |= {t for t in q_terms if _matches(t, pick.terms)}
     return _in_source_order(chosen)
+
+
+def _with_next_best(chosen: list[Candidate], pool: list[Candidate], t: OfflineSettings) -> list[Candidate]:
+    """Add the best further sentences of the quoted abstracts scoring `context_keep` of the best, up to
+    `max_sentences`: which sentence answers is least certain when the words of the question are not
+    the abstract's, and the next best sentence of the same paper often holds what the best one leaves out."""
+    best = max(c.score for c in chosen)
+    docs = {c.hit_index for c in chosen}
+    more = sorted((c for c in pool if c.hit_index in docs and c not in chosen and c.score >= t.context_keep * best),
+                  key=lambda c: (-c.score, c.hit_index, c.chunk, c.start))
+    room = max(0, t.max_sentences - len(chosen))
+    return _in_source_order([*chosen, *more[:room]]) if more[:room] else chosen
 
 
 def _in_source_order(candidates: list[Candidate]) -> list[Candidate]:
