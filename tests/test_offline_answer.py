@@ -643,3 +643,17 @@ def test_the_next_best_sentences_of_a_quoted_abstract_are_quoted_once_the_answer
     off = compose("Does training on impossible videos hurt video models on standard tests?", [hit],
                   similarity=similarity, thresholds=OfflineSettings(context_keep=1.5))
     assert off.coverage == res.coverage  # the context added never changes the evidence
+
+
+def test_every_quoted_sentence_of_a_long_abstract_is_in_the_passage_its_citation_shows():
+    hit = _hit("Delta", "Delta is a planner for warehouses. Delta plans collision-free routes for many robots.")
+    hit.chunk_id, hit.n_chunks = "delta:1", 2
+    passages = {0: [("delta:0", "Delta reduces collisions by 37% in simulated warehouses. Collisions in warehouses "
+                                "are costly."),
+                    ("delta:1", hit.text)]}
+    res = compose("How does Delta plan routes and reduce collisions in warehouses?", [hit], passages=passages,
+                  similarity=lambda t, q: np.full(len(t), 0.9))
+    assert not res.refused
+    shown = dict(passages[0])[res.quoted_chunks[0]]
+    for sentence in re.split(r"(?<=\]) ", res.text):
+        assert re.sub(r" \[\d+\]$", "", sentence) in shown

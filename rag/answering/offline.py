@@ -293,6 +293,7 @@ def compose(
     # sentence tells the reader (and names the method), as for a question asking what is proposed.
     if _ASKS_PROPOSED.search(question) or not wanted:
         chosen = _with_proposal(chosen, pool, every_paper=many)  # context for the reader, not evidence
+    chosen = _one_passage_each(chosen, passages)
     return OfflineResult(_render(chosen, hits), _cited(chosen), False, evidence, _quoted_chunks(chosen))
 
 
@@ -523,12 +524,13 @@ def _choose(
 
 
 def _with_next_best(chosen: list[Candidate], pool: list[Candidate], t: OfflineSettings) -> list[Candidate]:
-    """Add the best further sentences of the quoted abstracts scoring `context_keep` of the best, up to
+    """Add the best further sentences of the quoted passages scoring `context_keep` of the best, up to
     `max_sentences`: which sentence answers is least certain when the words of the question are not
     the abstract's, and the next best sentence of the same paper often holds what the best one leaves out."""
     best = max(c.score for c in chosen)
-    docs = {c.hit_index for c in chosen}
-    more = sorted((c for c in pool if c.hit_index in docs and c not in chosen and c.score >= t.context_keep * best),
+    passages = {(c.hit_index, c.chunk) for c in chosen}  # the passage a citation shows must hold the sentence
+    more = sorted((c for c in pool if (c.hit_index, c.chunk) in passages and c not in chosen
+                   and c.score >= t.context_keep * best),
                   key=lambda c: (-c.score, c.hit_index, c.chunk, c.start))
     room = max(0, t.max_sentences - len(chosen))
     return _in_source_order([*chosen, *more[:room]]) if more[:room] else chosen
@@ -630,6 +632,25 @@ def _one_sentence(label: str) -> str:
     Match Transformers" would otherwise read as an uncited sentence of its own before the quote."""
     pieces = split_sentences(label)
     return label[pieces[0][0]:pieces[0][1]].strip() if len(pieces) > 1 else label
+
+
+def _one_passage_each(chosen: list[Candidate], passages: dict[int, list[tuple[str, str]]] | None) -> list[Candidate]:
+    """Keep, per quoted abstract, the sentences its best sentence's passage holds.
+
+    A citation shows one passage (chunk) of a long abstract; a sentence quoted from another passage
+    of it would stand under a citation that does not contain it.
+    """
+    texts = {cid: text for chunks in (passages or {}).values() for cid, text in chunks}
+    best: dict[int, Candidate] = {}
+    for c in chosen:
+        if c.hit_index not in best or c.score > best[c.hit_index].score:
+            best[c.hit_index] = c
+    kept = [c for c in chosen
+            if c is best[c.hit_index] or c.chunk_id == best[c.hit_index].chunk_id
+            or c.text in texts.get(best[c.hit_index].chunk_id, "")]
+    for c in kept:
+        c.chunk_id = best[c.hit_index].chunk_id  # the passage its citation shows
+    return kept
 
 
 def _quoted_chunks(chosen: list[Candidate]) -> dict[int, str]:
