@@ -130,6 +130,8 @@ def test_only_close_stems_match():
 
     assert _matches("sampl", {"sampler"})
     assert not _matches("data", {"dataset"}) and not _matches("stand", {"standardis"})
+    # An acronym's plural, which the stemmer keeps, is its singular.
+    assert _matches("gpus", {"gpu"}) and _matches("llm", {"llms"}) and not _matches("gpu", {"gp"})
 
 
 def test_one_shared_word_does_not_pull_in_another_paper():

@@ -130,6 +130,8 @@ def _matches(term: str, terms: set[str]) -> bool:
     """True when the stemmed term, or a word sharing its stem prefix (sampl/sampler), occurs."""
     if term in terms:
         return True
+    if len(term) >= 3 and (term.endswith("s") and term[:-1] in terms or term + "s" in terms):
+        return True  # the stemmer keeps an acronym's plural: "gpus" / "gpu", "llms" / "llm"
     if len(term) < 5:
         return False
     # Close stems only: sampl/sampler, not data/dataset or stand/standardis.
