@@ -568,6 +568,9 @@ def test_a_superlative_in_a_quantity_question_is_which_number_not_a_word_to_repe
                "(1.70-2.10x) with a minimal performance drop.")
     res = compose("What is the highest speedup Uat reaches?", [hit], named={"Uat": ["uat"]})
     assert not res.refused and "1.70-2.10x" in res.text
+    big = _hit("Uat", "We propose Uat, an early-exit method. Uat gives a speedup of 2.10x on big models.")
+    res = compose("How much speedup does Uat give for the larger models?", [big], named={"Uat": ["uat"]})
+    assert not res.refused and "2.10x" in res.text  # a comparative says which number, too
     res = compose("What is the average tracking error of Uat?", [hit], named={"Uat": ["uat"]})
     assert res.refused  # no sentence states an error figure
 

@@ -55,7 +55,8 @@ _ASKS_EXPANSION = re.compile(r"\bstands? for\b|\bfull name\b|\bspelled out\b|全
 # number the answer states, not a word the sentence must repeat.
 _QUANTITY_WORDS = set(tokenize("size sizes number numbers count counts amount amounts total "
                                 # "the highest speedup", "the average error": which of the paper's numbers
-                                "highest lowest largest smallest maximum minimum best worst average mean peak"))
+                                "highest lowest largest smallest maximum minimum best worst average mean peak "
+                                "larger smaller bigger higher lower"))
 _ASKS_FOR_PAPER = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:paper|papers|work|method|model|framework|system|benchmark|approach)\b|\bpropos|\bintroduc", re.I)
 # Questions whose answer may span papers ("which papers ...", "compare ...").
 _ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|works|methods|approaches|studies|models|both|compare[sd]?|"
