@@ -121,6 +121,14 @@ def test_correct_single_fact_answer_scores_perfectly():
     assert s["refusal_accuracy"] is None and s["premise_handled"] is None
 
 
+def test_the_papers_label_before_a_quote_is_supported_by_its_citation():
+    label = "Where to Diffuse, How to Diffuse, and How to Get Back: Automated Learning for Multivariate Diffusions"
+    a = make_answer(f"{label}: BraVE uses tree-structured action traversal [1].", [A], [1])
+    assert scores(case(), a)["groundedness"] == 0.0  # the label is not in the chunk
+    a.citations[0].label = label
+    assert scores(case(), a)["groundedness"] == 1.0
+
+
 def test_answer_without_citations_is_uncited_and_ungrounded():
     a = make_answer("BraVE uses tree-structured action traversal.", [A], [])
     r = score_case(case(), a, k=5)

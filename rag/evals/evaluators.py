@@ -193,7 +193,8 @@ def _embedder_similarity(sentence: str, texts):
 def groundedness(ctx: EvalContext) -> Outcome:
     if ctx.refused:
         return Outcome(None)
-    chunks = {c.n: c.text for c in ctx.answer.citations}
+    # An answer may name the paper it quotes ("Title: sentence [2]"): the citation's label supports that.
+    chunks = {c.n: f"{c.label}\n{c.text}" if c.label else c.text for c in ctx.answer.citations}
     others = [h.text for h in ctx.answer.sources]
     g = m.groundedness(ctx.answer.text, chunks, similarity=_embedder_similarity, others=others)
     if g.score is None:
