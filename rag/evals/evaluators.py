@@ -193,10 +193,11 @@ def _embedder_similarity(sentence: str, texts):
 def groundedness(ctx: EvalContext) -> Outcome:
     if ctx.refused:
         return Outcome(None)
+    chunks = {c.n: c.text for c in ctx.answer.citations}
     # An answer may name the paper it quotes ("Title: sentence [2]"): the citation's label supports that.
-    chunks = {c.n: f"{c.label}\n{c.text}" if c.label else c.text for c in ctx.answer.citations}
+    labels = {c.n: c.label for c in ctx.answer.citations if c.label}
     others = [h.text for h in ctx.answer.sources]
-    g = m.groundedness(ctx.answer.text, chunks, similarity=_embedder_similarity, others=others)
+    g = m.groundedness(ctx.answer.text, chunks, similarity=_embedder_similarity, others=others, labels=labels)
     if g.score is None:
         return Outcome(0.0, "answer has no sentences") if ctx.answer.text.strip() else Outcome(0.0, "empty answer")
     reason = f"{len(g.unsupported)}/{g.sentences} sentences unsupported: {g.unsupported[0][:80]!r}" if g.unsupported else ""

@@ -97,8 +97,11 @@ class Groundedness:
 
 def groundedness(text: str, sources: Mapping[int, str], *, threshold: float = GROUNDED_MIN_OVERLAP,
                  similarity: Similarity | None = None, min_similarity: float = GROUNDED_MIN_SIMILARITY,
-                 others: Sequence[str] = ()) -> Groundedness:
+                 others: Sequence[str] = (), labels: Mapping[int, str] | None = None) -> Groundedness:
     """Share of sentences whose cited chunks (number -> text) contain >= threshold of their tokens.
+
+    `labels` (number -> the cited paper's label or title) count as cited text for the token check:
+    an answer may name the paper it quotes ("Title: sentence [2]").
 
     A sentence in another script than its chunks is judged by `similarity` when given: the
     embedder's cosine with the closest sentence of a cited chunk must reach min_similarity and
@@ -117,7 +120,8 @@ def groundedness(text: str, sources: Mapping[int, str], *, threshold: float = GR
             rivals = [o for o in others if o not in evidence]
             ok = held_across_languages(c.text, evidence, rivals, similarity, min_similarity)
         else:
-            ok = support(c.text, evidence) >= threshold
+            named = [labels[n] for n in dict.fromkeys(c.cites) if labels and n in labels]
+            ok = support(c.text, evidence + named) >= threshold
         if not ok:
             bad.append(c.body)
     return Groundedness((len(claims) - len(bad)) / len(claims), len(claims), bad)
