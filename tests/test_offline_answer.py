@@ -126,7 +126,7 @@ def test_a_detail_the_named_abstract_does_not_state_is_refused_naming_the_paper(
 
 
 def test_only_close_stems_match():
-    from rag.answering.offline import _matches
+    from rag.answering.candidates import matches as _matches
 
     assert _matches("sampl", {"sampler"})
     assert not _matches("data", {"dataset"}) and not _matches("stand", {"standardis"})
@@ -199,7 +199,7 @@ def test_a_sentence_denying_the_questions_assumption_is_quoted_too():
                   thresholds=only_best, similarity=lambda sentences, q: np.full(len(sentences), 0.9))
     assert not res.refused and "requires no extra models" in res.text
     # "prompt-free" is a name the question itself uses, not a denial of "prompt".
-    from rag.answering.offline import _denies
+    from rag.answering.quoting import denies as _denies
     assert not _denies("the prompt-free reward", "prompt", "What is the prompt-free reward?")
     assert _denies("it is label-free", "label", "How many labels does it need?")
 

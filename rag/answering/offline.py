@@ -6,7 +6,6 @@ not cover the question, the answer is the fixed refusal sentence with no citatio
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -15,12 +14,13 @@ import numpy as np
 
 from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asks_quantity as _asks_quantity, counted,
                                  states_what_is_asked)
+from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order, matches
+from rag.answering.quoting import (INTRO, cited, denies, one_passage_each, quoted_chunks, render, with_denial,
+                                   with_followers, with_next_best, with_proposal)
 from rag.answering.refusal import REFUSAL
-from rag.clean import clean
 from rag.config import OfflineSettings
 from rag.index.lexical import CJK, tokenize
 from rag.index.translate import english_query, glosses, is_chinese
-from rag.text import split_sentences
 from rag.types import Hit
 
 # Words that frame a question but say nothing about its topic.
@@ -67,82 +67,12 @@ _ASKS_WHICH_PAPER = re.compile(r"\bwhich (?:paper|work|article|study)\b|哪篇",
 # compares"; "RoboRefer 用了哪些数据集"): only a word for papers asks for other papers beside it
 # ("Which papers study X, such as LTI systems?").
 _ASKS_FOR_PAPERS = re.compile(r"\b(?:papers|articles)\b|论文", re.I)
-# A sentence about prior work or the problem ("Existing methods ...", "However, most ...") is the
-# abstract's context: what the paper itself does is stated after it.
-_BACKGROUND = re.compile(r"^(?:existing|prior|previous|current|conventional|traditional|standard|typical|most|many|"
-                         r"however|despite|although|while|yet|unfortunately|recent|recently)\b", re.I)
-_OWN_WORK = re.compile(r"\b(?:we|our|this (?:paper|work))\b", re.I)
 # "What is proposed ...?", "Which method does X introduce?", "Which paper ...?": asks for the
 # paper's own proposal.
 _ASKS_PROPOSED = re.compile(r"\b(?:propos|introduc)\w*|\bwhich\s+(?:paper|papers|work|works)\b|提出|哪篇|哪些论文", re.I)
-_INTRO = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+)?(?:propose|introduce|present|develop|release)s?\b", re.I)
 
 # The thresholds (coverage, gains, bonuses) are the `offline` settings group: see
 # rag.config.OfflineSettings for what each one decides.
-
-
-@dataclass
-class Candidate:
-    hit_index: int
-    start: int
-    end: int
-    text: str
-    terms: set[str]
-    score: float = 0.0
-    chunk: int = 0  # which passage of the hit's document the sentence is in
-    chunk_id: str = ""
-    meaning: float = 0.0  # closeness of meaning to the question, 0-1
-
-
-# A sentence giving a web address for code or data ("Code is available at https://...") points at
-# them; it answers only a question about those.
-_URL = re.compile(r"https?://|www\.|github\.com", re.I)
-_AVAILABILITY = re.compile(r"\b(?:available|code|github|project page|website|homepage|released?|found|"
-                           r"download\w*|repositor\w+)\b", re.I)
-_ASKS_WHERE = re.compile(r"\b(?:code|github|links?|url|website|web ?page|homepage|download\w*|available|"
-                         r"availability|release[sd]?|repositor\w+|open[- ]source\w*)\b|代码|下载|链接|网址|开源|主页",
-                         re.I)
-
-
-def _candidates(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | None = None, *,
-                pointers: bool = True) -> list[Candidate]:
-    """Every quotable sentence of the hits; `passages` gives a hit's document as all its chunks.
-
-    `pointers=False` leaves out sentences giving a web address for code or data ("Code is available
-    at https://..."): they answer nothing but a question about those.
-    """
-    out = []
-    for i, hit in enumerate(hits):
-        seen: set[str] = set()
-        for n, (chunk_id, body) in enumerate((passages or {}).get(i) or [(hit.chunk_id, hit.text)]):
-            for s, e in split_sentences(body):
-                text = body[s:e].strip()
-                if len(text) < 20 or text in seen or text.rstrip("\"')").endswith(("?", "？")) or \
-                        text.lower().startswith(("project page", "code is available", "code:")):
-                    continue  # too short, a question (it states nothing), boilerplate, or repeated in an overlap
-                if not pointers and _URL.search(text) and _AVAILABILITY.search(text):
-                    continue
-                seen.add(text)
-                out.append(Candidate(i, s, e, text, set(tokenize(text)), chunk=n, chunk_id=chunk_id))
-    return out
-
-
-def _matches(term: str, terms: set[str]) -> bool:
-    """True when the stemmed term, or a word sharing its stem prefix (sampl/sampler), occurs."""
-    if term in terms:
-        return True
-    if len(term) >= 3 and (term.endswith("s") and term[:-1] in terms or term + "s" in terms):
-        return True  # the stemmer keeps an acronym's plural: "gpus" / "gpu", "llms" / "llm"
-    if len(term) < 5:
-        return False
-    # Close stems only: sampl/sampler, not data/dataset or stand/standardis.
-    return any(len(t) >= 5 and abs(len(t) - len(term)) <= 3 and (t.startswith(term) or term.startswith(t))
-               for t in terms)
-
-
-def _idf(term: str, pool: list[Candidate]) -> float:
-    df = sum(1 for c in pool if _matches(term, c.terms))
-    return math.log(1 + (len(pool) + 1) / (df + 0.5))
 
 
 @dataclass
@@ -227,7 +157,7 @@ def compose(
     # A question naming a paper is answered from it alone; one asking for several papers may
     # name one as an example ("which papers study X, such as LTI systems?").
     allowed = [i for i, h in enumerate(hits) if not wanted or many or h.doc_id in wanted]
-    pool = [c for c in _candidates(hits, passages, pointers=bool(_ASKS_WHERE.search(question)))
+    pool = [c for c in candidates(hits, passages, pointers=bool(ASKS_WHERE.search(question)))
             if c.hit_index in allowed]
     _join_compounds(pool, question)
     if not pool:
@@ -258,7 +188,7 @@ def compose(
     if second_similarity is not None and not crosslingual and not wanted and t.second_share > 0:
         sims2 = np.asarray(second_similarity([c.text for c in pool], asked), dtype=np.float32)
         meaning = (1 - t.second_share) * meaning + t.second_share * _meaning(sims2, t.second_low, t.second_high)
-    weights = {x: _idf(x, pool) for x in focus}  # rare words across the retrieved sentences weigh more
+    weights = {x: idf(x, pool) for x in focus}  # rare words across the retrieved sentences weigh more
     required = _or_denies(states_what_is_asked(question, named), question)
     _score(pool, meaning, weights, t, lexical=bool(focus) and not crosslingual, asks_for_paper=asks_for_paper,
            named=bool(wanted), required=required,
@@ -290,14 +220,14 @@ def compose(
         return _refuse("", evidence)
     # A Chinese question's words reach English sentences through their dictionary glosses.
     denied = focus if not crosslingual else [x for x in content_terms(english_query(question)) if x not in name_terms]
-    chosen = _with_next_best(chosen, pool, t)  # after the decision: more context never makes an answer
-    chosen = _with_denial(_with_followers(chosen, pool), pool, denied, question)
+    chosen = with_next_best(chosen, pool, t)  # after the decision: more context never makes an answer
+    chosen = with_denial(with_followers(chosen, pool), pool, denied, question)
     # A question naming no paper does not know which paper answers it: the paper's "we propose ..."
     # sentence tells the reader (and names the method), as for a question asking what is proposed.
     if _ASKS_PROPOSED.search(question) or not wanted:
-        chosen = _with_proposal(chosen, pool, every_paper=many)  # context for the reader, not evidence
-    chosen = _one_passage_each(chosen, passages)
-    return OfflineResult(_render(chosen, hits), _cited(chosen), False, evidence, _quoted_chunks(chosen))
+        chosen = with_proposal(chosen, pool, every_paper=many)  # context for the reader, not evidence
+    chosen = one_passage_each(chosen, passages)
+    return OfflineResult(render(chosen, hits), cited(chosen), False, evidence, quoted_chunks(chosen))
 
 
 def _paper_names(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list[str]]:
@@ -369,7 +299,7 @@ def _score_glosses(pool: list[Candidate], meaning: np.ndarray, question: str, sk
     if not groups:
         return
     for c, m in zip(pool, meaning):
-        stated = sum(1 for g in groups if any(_matches(x, c.terms) for x in g)) / len(groups)
+        stated = sum(1 for g in groups if any(matches(x, c.terms) for x in g)) / len(groups)
         score = t.meaning_weight * float(m) + (1 - t.meaning_weight) * stated
         if required is not None and not required(c.text):
             score *= t.no_number_factor
@@ -382,7 +312,7 @@ def _together(chosen: list[Candidate], focus: list[str], weights: dict[str, floa
     if not lexical or not focus or len(chosen) < 2:
         return 0.0
     terms = set().union(*(c.terms for c in chosen))
-    words = sum(w for x, w in weights.items() if _matches(x, terms)) / (sum(weights.values()) or 1.0)
+    words = sum(w for x, w in weights.items() if matches(x, terms)) / (sum(weights.values()) or 1.0)
     return t.meaning_weight * max(c.meaning for c in chosen) + (1 - t.meaning_weight) * words
 
 
@@ -456,15 +386,15 @@ def _score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float]
     by_doc: dict[int, list[Candidate]] = {}
     for c in pool:
         by_doc.setdefault(c.hit_index, []).append(c)
-    local_weights = {i: {x: _idf(x, own) for x in focus} for i, own in by_doc.items()}
+    local_weights = {i: {x: idf(x, own) for x in focus} for i, own in by_doc.items()}
     for c, m in zip(pool, meaning):
         c.meaning = float(m)
         if lexical:
             # Across the pool, rare words pick the paper; within one abstract, the words of what
             # is asked ("sample complexity") pick the sentence, not those naming its subject.
             local = local_weights[c.hit_index]
-            glob = sum(w for x, w in weights.items() if _matches(x, c.terms)) / total
-            loc = sum(w for x, w in local.items() if _matches(x, c.terms)) / (sum(local.values()) or 1.0)
+            glob = sum(w for x, w in weights.items() if matches(x, c.terms)) / total
+            loc = sum(w for x, w in local.items() if matches(x, c.terms)) / (sum(local.values()) or 1.0)
             words = 0.5 * glob + 0.5 * loc
             if phrases:
                 seq = tokenize(c.text, compounds=False)
@@ -480,7 +410,7 @@ def _score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float]
         if required is not None and not required(c.text):
             c.score *= t.no_number_factor
         c.score -= t.rank_penalty * c.hit_index
-        if asks_for_paper and _INTRO.search(c.text):
+        if asks_for_paper and INTRO.search(c.text):
             c.score += t.intro_bonus  # "which paper proposes X": the sentence naming the proposal
 
 
@@ -499,10 +429,10 @@ def _choose(
     chosen = [best]
     weights = weights or {t: 1.0 for t in q_terms}
     total = sum(weights.values()) or 1.0
-    covered = {t for t in q_terms if _matches(t, best.terms)}
+    covered = {t for t in q_terms if matches(t, best.terms)}
     while len(chosen) < (t.max_sentences + 1 if many else t.max_sentences):
         def gain(c: Candidate) -> float:
-            return sum(weights[t] for t in q_terms if t not in covered and _matches(t, c.terms)) / total
+            return sum(weights[t] for t in q_terms if t not in covered and matches(t, c.terms)) / total
 
         rest = [c for c in ranked if c not in chosen]
         if not rest:
@@ -522,77 +452,8 @@ def _choose(
         else:
             break
         chosen.append(pick)
-        covered |= {t for t in q_terms if _matches(t, pick.terms)}
-    return _in_source_order(chosen)
-
-
-def _with_next_best(chosen: list[Candidate], pool: list[Candidate], t: OfflineSettings) -> list[Candidate]:
-    """Add the best further sentences of the quoted passages scoring `context_keep` of the best, up to
-    `max_sentences`: which sentence answers is least certain when the words of the question are not
-    the abstract's, and the next best sentence of the same paper often holds what the best one leaves out."""
-    best = max(c.score for c in chosen)
-    passages = {(c.hit_index, c.chunk) for c in chosen}  # the passage a citation shows must hold the sentence
-    more = sorted((c for c in pool if (c.hit_index, c.chunk) in passages and c not in chosen
-                   and c.score >= t.context_keep * best),
-                  key=lambda c: (-c.score, c.hit_index, c.chunk, c.start))
-    room = max(0, t.max_sentences - len(chosen))
-    return _in_source_order([*chosen, *more[:room]]) if more[:room] else chosen
-
-
-def _in_source_order(candidates: list[Candidate]) -> list[Candidate]:
-    """Sentences as a reader meets them: by document rank, then position in the abstract."""
-    return sorted(candidates, key=lambda c: (c.hit_index, c.chunk, c.start))
-
-
-def _with_followers(chosen: list[Candidate], pool: list[Candidate]) -> list[Candidate]:
-    """Add, after each quoted background sentence, the paper's own answer to it.
-
-    A sentence about prior work or the problem ("Existing methods evaluate every action") reads as
-    the paper's claim when quoted alone; the paper's own answer comes later in the abstract, in a
-    sentence about its own work ("we ...", "our approach ..."): the one of those scoring best for
-    the question, else the next sentence. Only a background sentence that does not itself speak of
-    the paper's work gets a follower.
-    """
-    out = list(chosen)
-    for c in chosen:
-        if not _BACKGROUND.match(c.text) or _OWN_WORK.search(c.text):
-            continue
-        after = [x for x in pool if x.hit_index == c.hit_index and x.chunk == c.chunk and x.start > c.start]
-        own = [x for x in after if _OWN_WORK.search(x.text)]
-        nxt = max(own, key=lambda x: (x.score, -x.start)) if own else min(after, key=lambda x: x.start, default=None)
-        if nxt is not None and nxt not in out:
-            out.append(nxt)
-    return _in_source_order(out)
-
-
-def _with_proposal(chosen: list[Candidate], pool: list[Candidate], *, every_paper: bool = False) -> list[Candidate]:
-    """For a question about what a paper proposes, quote the sentence where it says so ("we propose
-    ...") when the quotes of its abstract lack one: the proposal is the answer, its context is not.
-
-    `every_paper`: the question asks which papers propose something, so each quoted paper gets it.
-    """
-    out = list(chosen)
-    papers = list(dict.fromkeys(c.hit_index for c in chosen))
-    for paper in papers if every_paper else papers[:1]:
-        if any(c.hit_index == paper and _INTRO.search(c.text) for c in out):
-            continue
-        intro = [c for c in pool if c.hit_index == paper and _INTRO.search(c.text)]
-        if intro:
-            out.append(max(intro, key=lambda c: (c.score, -c.start)))
-    return _in_source_order(out)
-
-
-def _denies(text: str, term: str, question: str) -> bool:
-    """True when the text denies the (stemmed) term: "no extra models", "without labels", "label-free".
-
-    "X-free" is a denial only when the question does not itself say "X-free" ("prompt-free reward"
-    and "model-free RL" are names of things, not denials, when the question uses them).
-    """
-    t = re.escape(term)
-    if re.search(rf"\b(?:no|not|without|never|free of)[\s-]+(?:\w+[\s-]+)?{t}\w*", text, re.I):
-        return True
-    free = re.compile(rf"\b{t}\w*-free\b", re.I)
-    return bool(free.search(text)) and not free.search(question)
+        covered |= {t for t in q_terms if matches(t, pick.terms)}
+    return in_source_order(chosen)
 
 
 def _or_denies(required: Callable[[str], bool] | None, question: str) -> Callable[[str], bool] | None:
@@ -601,67 +462,4 @@ def _or_denies(required: Callable[[str], bool] | None, question: str) -> Callabl
     terms = content_terms(counted(question))
     if required is None or not terms:
         return required
-    return lambda text: required(text) or any(_denies(text, x, question) for x in terms)
-
-
-def _with_denial(chosen: list[Candidate], pool: list[Candidate], focus: list[str], question: str) -> list[Candidate]:
-    """Add the quoted abstract's sentence that denies what the question assumes, if one does.
-
-    "Which extra model does X train?" about a paper whose abstract says it "requires no extra
-    models": the denial is the answer to the question's premise, whatever else scored best.
-    """
-    docs = {c.hit_index for c in chosen}
-    for c in sorted(pool, key=lambda c: -c.score):
-        if c.hit_index in docs and c not in chosen and any(_denies(c.text, x, question) for x in focus):
-            return _in_source_order([*chosen, c])
-    return chosen
-
-
-def _render(chosen: list[Candidate], hits: list[Hit]) -> str:
-    """Join the quoted sentences with their markers, naming each paper the quotes do not name."""
-    parts: list[str] = []
-    for i, c in enumerate(chosen):
-        first_of_doc = i == 0 or chosen[i - 1].hit_index != c.hit_index
-        label = hits[c.hit_index].label
-        group = " ".join(x.text for x in chosen if x.hit_index == c.hit_index)
-        named = label.endswith("…") or clean(label).lower() in clean(group).lower()
-        prefix = f"{_one_sentence(label)}: " if first_of_doc and not named else ""
-        parts.append(f"{prefix}{c.text} [{c.hit_index + 1}]")
-    return " ".join(parts)
-
-
-def _one_sentence(label: str) -> str:
-    """A label cut to its first sentence: a title such as "Revenge of the Fallen? Recurrent Models
-    Match Transformers" would otherwise read as an uncited sentence of its own before the quote."""
-    pieces = split_sentences(label)
-    return label[pieces[0][0]:pieces[0][1]].strip() if len(pieces) > 1 else label
-
-
-def _one_passage_each(chosen: list[Candidate], passages: dict[int, list[tuple[str, str]]] | None) -> list[Candidate]:
-    """Keep, per quoted abstract, the sentences its best sentence's passage holds.
-
-    A citation shows one passage (chunk) of a long abstract; a sentence quoted from another passage
-    of it would stand under a citation that does not contain it.
-    """
-    texts = {cid: text for chunks in (passages or {}).values() for cid, text in chunks}
-    best: dict[int, Candidate] = {}
-    for c in chosen:
-        if c.hit_index not in best or c.score > best[c.hit_index].score:
-            best[c.hit_index] = c
-    kept = [c for c in chosen
-            if c is best[c.hit_index] or c.chunk_id == best[c.hit_index].chunk_id
-            or c.text in texts.get(best[c.hit_index].chunk_id, "")]
-    for c in kept:
-        c.chunk_id = best[c.hit_index].chunk_id  # the passage its citation shows
-    return kept
-
-
-def _quoted_chunks(chosen: list[Candidate]) -> dict[int, str]:
-    out: dict[int, str] = {}
-    for c in chosen:
-        out.setdefault(c.hit_index, c.chunk_id)
-    return out
-
-
-def _cited(chosen: list[Candidate]) -> list[int]:
-    return list(dict.fromkeys(c.hit_index for c in chosen))
+    return lambda text: required(text) or any(denies(text, x, question) for x in terms)

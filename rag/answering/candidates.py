@@ -1,0 +1,83 @@
+"""The sentences an offline answer may quote: every sentence of the retrieved abstracts, as `Candidate`s.
+
+A candidate knows its abstract (the hit's rank), its passage (chunk) and its stemmed words; the
+offline answerer (`rag.answering.offline`) scores them and `rag.answering.quoting` writes the quotes.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from rag.index.lexical import tokenize
+from rag.text import split_sentences
+from rag.types import Hit
+
+
+@dataclass
+class Candidate:
+    hit_index: int
+    start: int
+    end: int
+    text: str
+    terms: set[str]
+    score: float = 0.0
+    chunk: int = 0  # which passage of the hit's document the sentence is in
+    chunk_id: str = ""
+    meaning: float = 0.0  # closeness of meaning to the question, 0-1
+
+
+# A sentence giving a web address for code or data ("Code is available at https://...") points at
+# them; it answers only a question about those.
+URL = re.compile(r"https?://|www\.|github\.com", re.I)
+AVAILABILITY = re.compile(r"\b(?:available|code|github|project page|website|homepage|released?|found|"
+                           r"download\w*|repositor\w+)\b", re.I)
+ASKS_WHERE = re.compile(r"\b(?:code|github|links?|url|website|web ?page|homepage|download\w*|available|"
+                         r"availability|release[sd]?|repositor\w+|open[- ]source\w*)\b|代码|下载|链接|网址|开源|主页",
+                         re.I)
+
+
+def candidates(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | None = None, *,
+                pointers: bool = True) -> list[Candidate]:
+    """Every quotable sentence of the hits; `passages` gives a hit's document as all its chunks.
+
+    `pointers=False` leaves out sentences giving a web address for code or data ("Code is available
+    at https://..."): they answer nothing but a question about those.
+    """
+    out = []
+    for i, hit in enumerate(hits):
+        seen: set[str] = set()
+        for n, (chunk_id, body) in enumerate((passages or {}).get(i) or [(hit.chunk_id, hit.text)]):
+            for s, e in split_sentences(body):
+                text = body[s:e].strip()
+                if len(text) < 20 or text in seen or text.rstrip("\"')").endswith(("?", "？")) or \
+                        text.lower().startswith(("project page", "code is available", "code:")):
+                    continue  # too short, a question (it states nothing), boilerplate, or repeated in an overlap
+                if not pointers and URL.search(text) and AVAILABILITY.search(text):
+                    continue
+                seen.add(text)
+                out.append(Candidate(i, s, e, text, set(tokenize(text)), chunk=n, chunk_id=chunk_id))
+    return out
+
+
+def matches(term: str, terms: set[str]) -> bool:
+    """True when the stemmed term, or a word sharing its stem prefix (sampl/sampler), occurs."""
+    if term in terms:
+        return True
+    if len(term) >= 3 and (term.endswith("s") and term[:-1] in terms or term + "s" in terms):
+        return True  # the stemmer keeps an acronym's plural: "gpus" / "gpu", "llms" / "llm"
+    if len(term) < 5:
+        return False
+    # Close stems only: sampl/sampler, not data/dataset or stand/standardis.
+    return any(len(t) >= 5 and abs(len(t) - len(term)) <= 3 and (t.startswith(term) or term.startswith(t))
+               for t in terms)
+
+
+def idf(term: str, pool: list[Candidate]) -> float:
+    df = sum(1 for c in pool if matches(term, c.terms))
+    return math.log(1 + (len(pool) + 1) / (df + 0.5))
+
+
+def in_source_order(candidates: list[Candidate]) -> list[Candidate]:
+    """Sentences as a reader meets them: by document rank, then position in the abstract."""
+    return sorted(candidates, key=lambda c: (c.hit_index, c.chunk, c.start))

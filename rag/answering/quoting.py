@@ -1,0 +1,151 @@
+"""What an offline answer quotes besides its evidence, and how the quotes are written.
+
+Once the evidence has decided to answer, sentences are added for the reader (they never decide
+whether to answer): the next best sentences of the quoted passage, the paper's own answer after a
+background sentence, its "we propose" sentence, a sentence denying the question's premise. Every
+quote comes from the passage its citation shows, and is followed by its source's `[n]` marker.
+"""
+from __future__ import annotations
+
+import re
+
+from rag.answering.candidates import Candidate, in_source_order
+from rag.clean import clean
+from rag.config import OfflineSettings
+from rag.text import split_sentences
+from rag.types import Hit
+
+# A sentence about prior work or the problem ("Existing methods ...", "However, most ...") is the
+# abstract's context: what the paper itself does is stated after it.
+BACKGROUND = re.compile(r"^(?:existing|prior|previous|current|conventional|traditional|standard|typical|most|many|"
+                         r"however|despite|although|while|yet|unfortunately|recent|recently)\b", re.I)
+OWN_WORK = re.compile(r"\b(?:we|our|this (?:paper|work))\b", re.I)
+# "We propose ...", "This paper introduces ...": the sentence stating the paper's own proposal.
+INTRO = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+)?(?:propose|introduce|present|develop|release)s?\b", re.I)
+
+
+def with_next_best(chosen: list[Candidate], pool: list[Candidate], t: OfflineSettings) -> list[Candidate]:
+    """Add the best further sentences of the quoted passages scoring `context_keep` of the best, up to
+    `max_sentences`: which sentence answers is least certain when the words of the question are not
+    the abstract's, and the next best sentence of the same paper often holds what the best one leaves out."""
+    best = max(c.score for c in chosen)
+    passages = {(c.hit_index, c.chunk) for c in chosen}  # the passage a citation shows must hold the sentence
+    more = sorted((c for c in pool if (c.hit_index, c.chunk) in passages and c not in chosen
+                   and c.score >= t.context_keep * best),
+                  key=lambda c: (-c.score, c.hit_index, c.chunk, c.start))
+    room = max(0, t.max_sentences - len(chosen))
+    return in_source_order([*chosen, *more[:room]]) if more[:room] else chosen
+
+
+def with_followers(chosen: list[Candidate], pool: list[Candidate]) -> list[Candidate]:
+    """Add, after each quoted background sentence, the paper's own answer to it.
+
+    A sentence about prior work or the problem ("Existing methods evaluate every action") reads as
+    the paper's claim when quoted alone; the paper's own answer comes later in the abstract, in a
+    sentence about its own work ("we ...", "our approach ..."): the one of those scoring best for
+    the question, else the next sentence. Only a background sentence that does not itself speak of
+    the paper's work gets a follower.
+    """
+    out = list(chosen)
+    for c in chosen:
+        if not BACKGROUND.match(c.text) or OWN_WORK.search(c.text):
+            continue
+        after = [x for x in pool if x.hit_index == c.hit_index and x.chunk == c.chunk and x.start > c.start]
+        own = [x for x in after if OWN_WORK.search(x.text)]
+        nxt = max(own, key=lambda x: (x.score, -x.start)) if own else min(after, key=lambda x: x.start, default=None)
+        if nxt is not None and nxt not in out:
+            out.append(nxt)
+    return in_source_order(out)
+
+
+def with_proposal(chosen: list[Candidate], pool: list[Candidate], *, every_paper: bool = False) -> list[Candidate]:
+    """For a question about what a paper proposes, quote the sentence where it says so ("we propose
+    ...") when the quotes of its abstract lack one: the proposal is the answer, its context is not.
+
+    `every_paper`: the question asks which papers propose something, so each quoted paper gets it.
+    """
+    out = list(chosen)
+    papers = list(dict.fromkeys(c.hit_index for c in chosen))
+    for paper in papers if every_paper else papers[:1]:
+        if any(c.hit_index == paper and INTRO.search(c.text) for c in out):
+            continue
+        intro = [c for c in pool if c.hit_index == paper and INTRO.search(c.text)]
+        if intro:
+            out.append(max(intro, key=lambda c: (c.score, -c.start)))
+    return in_source_order(out)
+
+
+def denies(text: str, term: str, question: str) -> bool:
+    """True when the text denies the (stemmed) term: "no extra models", "without labels", "label-free".
+
+    "X-free" is a denial only when the question does not itself say "X-free" ("prompt-free reward"
+    and "model-free RL" are names of things, not denials, when the question uses them).
+    """
+    t = re.escape(term)
+    if re.search(rf"\b(?:no|not|without|never|free of)[\s-]+(?:\w+[\s-]+)?{t}\w*", text, re.I):
+        return True
+    free = re.compile(rf"\b{t}\w*-free\b", re.I)
+    return bool(free.search(text)) and not free.search(question)
+
+
+def with_denial(chosen: list[Candidate], pool: list[Candidate], focus: list[str], question: str) -> list[Candidate]:
+    """Add the quoted abstract's sentence that denies what the question assumes, if one does.
+
+    "Which extra model does X train?" about a paper whose abstract says it "requires no extra
+    models": the denial is the answer to the question's premise, whatever else scored best.
+    """
+    docs = {c.hit_index for c in chosen}
+    for c in sorted(pool, key=lambda c: -c.score):
+        if c.hit_index in docs and c not in chosen and any(denies(c.text, x, question) for x in focus):
+            return in_source_order([*chosen, c])
+    return chosen
+
+
+def render(chosen: list[Candidate], hits: list[Hit]) -> str:
+    """Join the quoted sentences with their markers, naming each paper the quotes do not name."""
+    parts: list[str] = []
+    for i, c in enumerate(chosen):
+        first_of_doc = i == 0 or chosen[i - 1].hit_index != c.hit_index
+        label = hits[c.hit_index].label
+        group = " ".join(x.text for x in chosen if x.hit_index == c.hit_index)
+        named = label.endswith("…") or clean(label).lower() in clean(group).lower()
+        prefix = f"{one_sentence(label)}: " if first_of_doc and not named else ""
+        parts.append(f"{prefix}{c.text} [{c.hit_index + 1}]")
+    return " ".join(parts)
+
+
+def one_sentence(label: str) -> str:
+    """A label cut to its first sentence: a title such as "Revenge of the Fallen? Recurrent Models
+    Match Transformers" would otherwise read as an uncited sentence of its own before the quote."""
+    pieces = split_sentences(label)
+    return label[pieces[0][0]:pieces[0][1]].strip() if len(pieces) > 1 else label
+
+
+def one_passage_each(chosen: list[Candidate], passages: dict[int, list[tuple[str, str]]] | None) -> list[Candidate]:
+    """Keep, per quoted abstract, the sentences its best sentence's passage holds.
+
+    A citation shows one passage (chunk) of a long abstract; a sentence quoted from another passage
+    of it would stand under a citation that does not contain it.
+    """
+    texts = {cid: text for chunks in (passages or {}).values() for cid, text in chunks}
+    best: dict[int, Candidate] = {}
+    for c in chosen:
+        if c.hit_index not in best or c.score > best[c.hit_index].score:
+            best[c.hit_index] = c
+    kept = [c for c in chosen
+            if c is best[c.hit_index] or c.chunk_id == best[c.hit_index].chunk_id
+            or c.text in texts.get(best[c.hit_index].chunk_id, "")]
+    for c in kept:
+        c.chunk_id = best[c.hit_index].chunk_id  # the passage its citation shows
+    return kept
+
+
+def quoted_chunks(chosen: list[Candidate]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for c in chosen:
+        out.setdefault(c.hit_index, c.chunk_id)
+    return out
+
+
+def cited(chosen: list[Candidate]) -> list[int]:
+    return list(dict.fromkeys(c.hit_index for c in chosen))
