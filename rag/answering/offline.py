@@ -15,8 +15,8 @@ import numpy as np
 from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asks_quantity as _asks_quantity, counted,
                                  states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order, matches
-from rag.answering.quoting import (INTRO, cited, denies, one_passage_each, quoted_chunks, render, with_denial,
-                                   with_followers, with_next_best, with_proposal)
+from rag.answering.quoting import (INTRO, cited, denies, one_passage_each, render, with_denial, with_followers,
+                                   with_next_best, with_proposal)
 from rag.answering.refusal import REFUSAL
 from rag.config import OfflineSettings
 from rag.index.lexical import CJK, tokenize
@@ -81,7 +81,7 @@ class OfflineResult:
     cited: list[int]  # hit indices, in order of first citation
     refused: bool
     coverage: float  # the evidence score of the best sentence (0 when refused before scoring)
-    quoted_chunks: dict[int, str] = field(default_factory=dict)  # hit index -> chunk quoted first
+    quoted_chunks: dict[int, str] = field(default_factory=dict)  # hit index -> the chunk its citation shows
 
 
 def _refuse(reason: str = "", evidence: float = 0.0) -> OfflineResult:
@@ -226,8 +226,8 @@ def compose(
     # sentence tells the reader (and names the method), as for a question asking what is proposed.
     if _ASKS_PROPOSED.search(question) or not wanted:
         chosen = with_proposal(chosen, pool, every_paper=many)  # context for the reader, not evidence
-    chosen = one_passage_each(chosen, passages)
-    return OfflineResult(render(chosen, hits), cited(chosen), False, evidence, quoted_chunks(chosen))
+    chosen, shown = one_passage_each(chosen, passages)
+    return OfflineResult(render(chosen, hits), cited(chosen), False, evidence, shown)
 
 
 def _paper_names(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list[str]]:

@@ -32,9 +32,8 @@ def with_next_best(chosen: list[Candidate], pool: list[Candidate], t: OfflineSet
     passages = {(c.hit_index, c.chunk) for c in chosen}  # the passage a citation shows must hold the sentence
     more = sorted((c for c in pool if (c.hit_index, c.chunk) in passages and c not in chosen
                    and c.score >= t.context_keep * best),
-                  key=lambda c: (-c.score, c.hit_index, c.chunk, c.start))
-    room = max(0, t.max_sentences - len(chosen))
-    return in_source_order([*chosen, *more[:room]]) if more[:room] else chosen
+                  key=lambda c: (-c.score, c.hit_index, c.chunk, c.start))[:max(0, t.max_sentences - len(chosen))]
+    return in_source_order([*chosen, *more]) if more else chosen
 
 
 def with_followers(chosen: list[Candidate], pool: list[Candidate]) -> list[Candidate]:
@@ -121,8 +120,10 @@ def one_sentence(label: str) -> str:
     return label[pieces[0][0]:pieces[0][1]].strip() if len(pieces) > 1 else label
 
 
-def one_passage_each(chosen: list[Candidate], passages: dict[int, list[tuple[str, str]]] | None) -> list[Candidate]:
-    """Keep, per quoted abstract, the sentences its best sentence's passage holds.
+def one_passage_each(chosen: list[Candidate], passages: dict[int, list[tuple[str, str]]] | None
+                     ) -> tuple[list[Candidate], dict[int, str]]:
+    """Keep, per quoted abstract, the sentences its best sentence's passage holds; with them, the
+    passage (chunk id) each quoted abstract's citation shows.
 
     A citation shows one passage (chunk) of a long abstract; a sentence quoted from another passage
     of it would stand under a citation that does not contain it.
@@ -132,19 +133,9 @@ def one_passage_each(chosen: list[Candidate], passages: dict[int, list[tuple[str
     for c in chosen:
         if c.hit_index not in best or c.score > best[c.hit_index].score:
             best[c.hit_index] = c
-    kept = [c for c in chosen
-            if c is best[c.hit_index] or c.chunk_id == best[c.hit_index].chunk_id
-            or c.text in texts.get(best[c.hit_index].chunk_id, "")]
-    for c in kept:
-        c.chunk_id = best[c.hit_index].chunk_id  # the passage its citation shows
-    return kept
-
-
-def quoted_chunks(chosen: list[Candidate]) -> dict[int, str]:
-    out: dict[int, str] = {}
-    for c in chosen:
-        out.setdefault(c.hit_index, c.chunk_id)
-    return out
+    shown = {i: c.chunk_id for i, c in best.items()}
+    kept = [c for c in chosen if c.chunk_id == shown[c.hit_index] or c.text in texts.get(shown[c.hit_index], "")]
+    return kept, shown
 
 
 def cited(chosen: list[Candidate]) -> list[int]:
