@@ -159,6 +159,20 @@ def test_corrupt_index_is_one_line_naming_rebuild_which_fixes_it(tmp_path, corpu
     assert runner.invoke(app, ["ask", "What does BraVE do?"]).exit_code == 0
 
 
+def test_a_lexical_index_of_an_older_format_is_rebuilt_on_first_read(tmp_path, corpus_dir):
+    """An index saved by an older `tokenize` holds other terms than queries ask for."""
+    settings = Settings(data_dir=str(corpus_dir), index_dir=str(tmp_path / "index"))
+    ingest(settings=settings)
+    folder = IndexPaths.of(settings).lexical
+    assert lexical.current(folder)
+    (folder / lexical.FORMAT_FILE).unlink()  # as saved before the format was recorded
+    index = rag.Index.open(settings)
+    assert index.stale_extras()
+    assert index.retrieve("Hamilton-Jacobi-Bellman temporal difference", k=3).hits[0].lexical_score
+    assert lexical.current(folder) and not index.stale_extras()
+    _assert_exactly_once(settings, corpus_dir)
+
+
 def test_corrupt_lexical_index_is_rebuilt_from_the_store(tmp_path, corpus_dir, monkeypatch):
     """BM25 is derived data: a reader that finds it damaged rebuilds it from Chroma."""
     settings = Settings(data_dir=str(corpus_dir), index_dir=str(tmp_path / "index"))

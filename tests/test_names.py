@@ -10,6 +10,11 @@ def test_names_are_mixed_case_acronyms_or_letters_with_digits():
     assert extract_names(text) == {"BraVE", "RoboRefer", "T2I-R1", "ε-DPO", "G1", "GPT-4", "LLMs"}
 
 
+def test_a_versioned_name_is_one_name():
+    text = "We compare Gemini-2.5-Pro, Qwen2.5-VL-7B and Llama-3.1 with Llama-3-8B at 2.5B scale; top-5 and Top-1."
+    assert extract_names(text) == {"Gemini-2.5-Pro", "Qwen2.5-VL-7B", "Llama-3.1", "Llama-3-8B"}
+
+
 def test_plain_words_measurements_and_chinese_are_not_names():
     assert extract_names("However, Kungfu and Transformers need 10B parameters and 3D scenes.") == set()
     assert extract_names("XVerse 论文的作者是谁？") == {"XVerse"}

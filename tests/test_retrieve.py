@@ -58,6 +58,12 @@ def test_lexical_tokens_are_stemmed_without_stopwords():
     assert tokenize("The proposed methods") == ["propos", "method"]
 
 
+def test_an_acronyms_plural_is_the_same_lexical_term_as_the_acronym():
+    # The stemmer keeps the "s" of a word with no vowel before it: "LLMs" would miss "LLM".
+    assert tokenize("LLMs on GPUs with ViTs") == tokenize("LLM on GPU with ViT") == ["llm", "gpu", "vit"]
+    assert tokenize("Methods") == ["method"] and tokenize("iOS apps") == tokenize("iOS app")
+
+
 @pytest.mark.parametrize("query", ["", "   \n"])
 def test_blank_queries_are_usage_errors(seed_settings, query):
     with pytest.raises(UsageError):

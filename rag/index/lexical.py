@@ -22,6 +22,13 @@ from rag.errors import IndexError_
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # kana, CJK ideographs, Hangul
 IDS_FILE = "chunk_ids.json"
+FORMAT_FILE = "format.json"
+# What `tokenize` makes of a text: an index saved with another format holds other terms than
+# the queries ask for, so it is rebuilt (1: before acronym plurals were folded).
+FORMAT = 2
+# An acronym's plural ("LLMs", "GPUs", "ViTs", "MLLMs"): the stemmer keeps the "s" of a word
+# with no vowel before it, so "LLMs" and "LLM" would be two terms, each matching half the papers.
+_ACRONYM_PLURAL = re.compile(r"\b([A-Za-z0-9]*[A-Z][A-Za-z0-9]*[A-Z])s\b")
 
 
 @lru_cache(maxsize=1)
@@ -45,7 +52,7 @@ def tokenize(text: str, *, compounds: bool = True) -> list[str]:
     """
     out: list[str] = []
     stop = _stopwords()
-    for tok in _WORD.findall(clean(text).lower()):
+    for tok in _WORD.findall(_ACRONYM_PLURAL.sub(r"\1", clean(text)).lower()):
         if CJK.match(tok):
             out.extend(tok[i : i + 2] for i in range(max(1, len(tok) - 1)))
         elif tok not in stop:
@@ -117,6 +124,7 @@ def build(chunk_ids: Sequence[str], texts: Sequence[str], folder: Path, *,
         for name, content in (extra or {}).items():
             data = content.encode("utf-8") if isinstance(content, str) else content
             (tmp / name).write_bytes(data)
+        (tmp / FORMAT_FILE).write_text(json.dumps({"format": FORMAT}), encoding="utf-8")
         (tmp / IDS_FILE).write_text(json.dumps(list(chunk_ids)), encoding="utf-8")
         old = folder.with_name(folder.name + ".old")
         if folder.exists():
@@ -135,6 +143,14 @@ def stored_ids(folder: Path) -> list[str] | None:
     except (OSError, ValueError):
         return None
     return ids if isinstance(ids, list) else None
+
+
+def current(folder: Path) -> bool:
+    """True when the saved index was made by this version's `tokenize` (see FORMAT)."""
+    try:
+        return json.loads((folder / FORMAT_FILE).read_text(encoding="utf-8")).get("format") == FORMAT
+    except (OSError, ValueError, AttributeError):
+        return False  # saved before the format was recorded
 
 
 def version(folder: Path) -> int | None:

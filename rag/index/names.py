@@ -25,8 +25,8 @@ _EDGE_AFTER = r"(?![A-Za-z0-9_])"
 NAME = re.compile(
     _EDGE_BEFORE
     + r"(?:[α-ωΑ-Ω]-?)?"  # a Greek prefix: ε-DPO
-    + r"(?=[A-Za-z0-9\-]*(?:[a-z][A-Z]|[A-Z]{2}|[A-Za-z][0-9]|[0-9][A-Za-z]))"  # mixed case, acronym or digits
-    + r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"
+    + r"(?=[A-Za-z0-9.\-]*(?:[a-z][A-Z]|[A-Z]{2}|[A-Za-z][0-9]|[0-9][A-Za-z])|[A-Z][a-z]*-[0-9]+(?:\.[0-9]|-[A-Za-z0-9]))"  # mixed case, acronym,
+    + r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+|(?<=[0-9])\.[0-9][A-Za-z0-9]*)*"  # digits or a version: Qwen2.5-VL, Gemini-2.5-Pro
     + _EDGE_AFTER
 )
 # A name must have a letter, and pure numbers with a unit ("10B", "3D") are measurements.
