@@ -532,6 +532,47 @@ def test_a_digit_inside_a_name_is_no_quantity(text, states):
     assert states_number(text) is states
 
 
+@pytest.mark.parametrize("question, head", [
+    ("How many GPU hours were needed to train it?", {"hour"}),
+    ("How many parameters does the Q-network have?", {"paramet"}),
+    ("QSHNN 的实验模型中一共使用了多少个四元数神经元？", {"neuron"}),
+    ("How much faster is it than the baseline?", set()),  # a comparative, not a thing counted
+    ("SoLS 的推理快了多少倍？", set()),  # "how many times": a ratio
+    ("准确率是多少？", set()),
+])
+def test_what_a_quantity_question_counts(question, head):
+    from rag.answering.asked import counted_terms
+
+    assert counted_terms(question) == head
+
+
+def test_a_count_answers_only_when_it_counts_the_thing_asked_about():
+    from rag.answering.asked import states_count_of
+
+    hours = states_count_of({"hour"})
+    assert hours("It needs 200 H100 GPU hours.") and hours("Training took about five hours.")
+    assert not hours("It runs in 4 stages on one machine.")
+    samples = states_count_of({"sampl"})
+    assert samples("The algorithm has a sample complexity of $O(\\epsilon^{-3})$.")  # the thing, then its count
+    hit = _hit("QSHNN", "QSHNN is a quaternion Hopfield network. It projects each 4x4 block of the weight "
+               "matrix onto the closest quaternionic structure.")
+    res = compose("How many quaternion neurons does QSHNN use?", [hit], named={"QSHNN": ["qshnn"]})
+    assert res.refused and "QSHNN abstract does not state it" in res.text
+
+
+@pytest.mark.parametrize("text, states", [
+    ("It requires less than five minutes on a single A100 GPU.", False),
+    ("Training took 10 hours and 3 million steps.", False),
+    ("It reaches 85.3% accuracy.", True),
+    ("A 5-60x speedup over the baseline.", True),
+    ("It is two orders of magnitude faster.", True),
+])
+def test_a_rate_is_a_number_without_a_unit_of_time_or_size(text, states):
+    from rag.answering.asked import states_rate
+
+    assert states_rate(text) is states
+
+
 def test_a_quantity_question_is_not_answered_by_a_sentence_whose_only_digits_are_in_names():
     hit = _hit("Halo", "We introduce Halo, a synthetic video dataset of impossible scenes. We evaluate several "
                "leading VLMs, including Qwen-2.5-VL and Video-R1, on Halo videos.")

@@ -58,6 +58,79 @@ def counted(question: str) -> str:
     return m.group(1) if m else ""
 
 
+# "多少个四元数神经元？": what a Chinese question counts follows 多少 and its measure word.
+_COUNTED_ZH = re.compile(r"多少(?:个|种|项|名|位|条|次|张|篇|台|层|类|组|倍)?([\u3400-\u9fff]{0,8}?)(?=[？?，,。的在]|$)")
+# A comparative says how a quantity compares ("How much faster ...?"), not what is counted.
+_COMPARATIVE = frozenset("faster slower larger smaller higher lower better worse more less fewer longer shorter "
+                         "bigger cheaper greater".split())
+_TOKEN = re.compile(r"[A-Za-z0-9](?:[\w%×-]|\.(?=\w))*")  # "85.3%", "5-60x", "H100"; not a sentence's full stop
+# Words between a number and the thing it counts: after it ("200 H100 GPU hours", "1B shared
+# parameters"), or before it ("a sample complexity of O(eps^-3)").
+COUNT_AFTER, COUNT_BEFORE = 4, 5
+
+
+def counted_terms(question: str) -> set[str]:
+    """The stemmed head of what a quantity question counts ("GPU hours" -> {"hour"}), or an empty set.
+
+    A count answers the question only when it counts that thing: "4x4 block" does not say how many
+    neurons a model has, nor "five minutes" how many GPUs.
+    """
+    from rag.index.lexical import tokenize
+    from rag.index.translate import glosses
+
+    phrase = counted(question)
+    if phrase:
+        words = phrase.split()
+        if len(words) > 3 or words[-1].casefold() in _COMPARATIVE or words[0].casefold() in _COMPARATIVE:
+            return set()
+        return set(tokenize(words[-1], compounds=False))
+    m = _COUNTED_ZH.search(question)
+    if not m or not m.group(1):
+        return set()  # "准确率是多少？", "快了多少倍？": a measure, not a count of things
+    heads = glosses(m.group(1))
+    return set(tokenize(heads[-1], compounds=False)) if heads else set()
+
+
+# A rate a paper reports (an accuracy, a success rate, a speedup) is a number without a unit of
+# time or size: "less than five minutes on one GPU" does not say how accurate a model is.
+_ASKS_RATE = re.compile(r"\b(?:accuracy|accuracies|(?:error|success|win|pass|hit) rates?|percentage|fraction|share|"
+                        r"proportion|speedups?|ratios?)\b|准确率|正确率|成功率|胜率|比例|百分比|加速比|倍", re.I)
+_UNIT = re.compile(r"(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
+                   r"[KMGT]B|bytes?|GPUs?|parameters?|params|tokens?|samples?|steps?|epochs?|layers?)", re.I)
+
+
+def states_rate(text: str) -> bool:
+    """True when the text states a number that is not a duration, a size or a count of things."""
+    toks = _TOKEN.findall(_ENUMERATOR.sub(" ", text))
+    for i, tok in enumerate(toks):
+        if not NUMBER.match(tok) or _NAME_WITH_DIGITS.fullmatch(tok):
+            continue
+        rest = re.sub(r"^[\d.,]+", "", tok) if tok[0].isdigit() else ""
+        after = toks[i + 1:i + 3]
+        if after and after[0].casefold() in ("million", "billion", "thousand", "hundred"):
+            after = after[1:]  # "four million actions": the unit follows the magnitude
+        unit = rest or (after[0] if after else "")
+        if not _UNIT.fullmatch(unit):
+            return True
+    return False
+
+
+def states_count_of(terms: set[str]) -> Callable[[str], bool]:
+    """A check that a text states a number next to one of `terms` (the thing counted)."""
+    from rag.index.lexical import tokenize
+
+    def check(text: str) -> bool:
+        toks = _TOKEN.findall(_ENUMERATOR.sub(" ", text))
+        for i, tok in enumerate(toks):
+            if not NUMBER.match(tok) or _NAME_WITH_DIGITS.fullmatch(tok):
+                continue
+            near = toks[max(0, i - COUNT_BEFORE):i] + toks[i + 1:i + 1 + COUNT_AFTER]
+            if any(set(tokenize(w, compounds=False)) & terms for w in near):
+                return True
+        return False
+    return check
+
+
 def asks_quantity(question: str) -> bool:
     """True when the question asks for a quantity ("how many", "what is the size of", 多少)."""
     return bool(_ASKS_FOR_QUANTITY.search(question))
@@ -75,7 +148,10 @@ def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> C
     question does not already give (a question naming no paper may be answered by several papers'
     sentences, where the rule would favour any sentence with a name in it)."""
     if asks_quantity(question):
-        return states_number
+        terms = counted_terms(question)
+        if terms:
+            return states_count_of(terms)
+        return states_rate if _ASKS_RATE.search(question) else states_number
     if named and _ASKS_FOR_NAMED_THING.search(question):
         words = re.findall(r"[A-Za-z]+", question)
         given = {n.casefold() for n in extract_names(question)} | {n.casefold() for n in (named or {})}
