@@ -573,6 +573,27 @@ def test_a_rate_is_a_number_without_a_unit_of_time_or_size(text, states):
     assert states_rate(text) is states
 
 
+def test_field_terms_no_retrieved_abstract_mentions():
+    from rag.answering.asked import missing_field_terms
+
+    texts = ["Graph neural networks (GNNs) suffer from over-smoothing.", "We distil a teacher into a student."]
+    assert missing_field_terms("How can knowledge distillation compress a model?", texts) == ["knowledge distillation"]
+    assert missing_field_terms("How do GNNs avoid over-smoothing?", texts) == []
+    assert missing_field_terms("How do graph neural networks avoid over-smoothing?", ["GNNs and over-smoothing"]) == []
+    assert missing_field_terms("经验回放如何缓解灾难性遗忘？", texts) == ["catastrophic forgetting", "experience replay"]
+    assert missing_field_terms("How does it work?", texts) == []  # no term of the field: nothing to miss
+
+
+def test_a_question_on_a_technique_no_abstract_mentions_has_weaker_evidence():
+    # Alpha's abstract mentions graph neural networks but no abstract mentions knowledge distillation.
+    sim = lambda t, q: np.full(len(t), 0.9)
+    off, on = OfflineSettings(missing_term_factor=1.0), OfflineSettings(missing_term_factor=0.0)
+    absent = "How does knowledge distillation help molecule models?"
+    assert not compose(absent, HITS, similarity=sim, thresholds=off).refused
+    assert compose(absent, HITS, similarity=sim, thresholds=on).refused
+    assert not compose("How do graph neural networks help molecule models?", HITS, similarity=sim, thresholds=on).refused
+
+
 def test_a_quantity_question_is_not_answered_by_a_sentence_whose_only_digits_are_in_names():
     hit = _hit("Halo", "We introduce Halo, a synthetic video dataset of impossible scenes. We evaluate several "
                "leading VLMs, including Qwen-2.5-VL and Video-R1, on Halo videos.")

@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asks_quantity as _asks_quantity, counted,
-                                 states_what_is_asked)
+                                 missing_field_terms, states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order, matches
 from rag.answering.quoting import (INTRO, cited, denies, one_passage_each, render, with_denial, with_followers,
                                    with_next_best, with_proposal)
@@ -209,6 +209,13 @@ def compose(
     if required and not any(required(c.text) for c in chosen):
         together *= t.no_number_factor  # together too, one sentence must state what is asked (a number, a name)
     evidence = max(max(c.score for c in chosen), together)
+    # A question naming no paper, built on a technique of the field that no retrieved abstract
+    # mentions ("How can knowledge distillation compress an LLM?"), asks about a topic the corpus
+    # lacks: sentences that only sound like it are weaker evidence.
+    missing = (not wanted and t.missing_term_factor < 1
+               and missing_field_terms(question, [h.text for h in hits] + [c.text for c in pool]))
+    if missing:
+        evidence *= t.missing_term_factor
     if evidence < t.min_evidence and not wanted and not crosslingual:
         near = _close_first_abstract(closeness, allowed, t)
         if near is not None:  # the question describes this paper: quote its best sentences
