@@ -100,12 +100,17 @@ _UNIT = re.compile(r"(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|
                    r"[KMGT]B|bytes?|GPUs?|parameters?|params|tokens?|samples?|steps?|epochs?|layers?)", re.I)
 
 
+def _numbers(text: str) -> tuple[list[str], list[int]]:
+    """The text's words (list markers left out) and the positions of those that are numbers, not names."""
+    toks = _TOKEN.findall(_ENUMERATOR.sub(" ", text))
+    return toks, [i for i, tok in enumerate(toks) if NUMBER.match(tok) and not _NAME_WITH_DIGITS.fullmatch(tok)]
+
+
 def states_rate(text: str) -> bool:
     """True when the text states a number that is not a duration, a size or a count of things."""
-    toks = _TOKEN.findall(_ENUMERATOR.sub(" ", text))
-    for i, tok in enumerate(toks):
-        if not NUMBER.match(tok) or _NAME_WITH_DIGITS.fullmatch(tok):
-            continue
+    toks, numbers = _numbers(text)
+    for i in numbers:
+        tok = toks[i]
         rest = re.sub(r"^[\d.,]+", "", tok) if tok[0].isdigit() else ""
         after = toks[i + 1:i + 3]
         if after and after[0].casefold() in ("million", "billion", "thousand", "hundred"):
@@ -121,10 +126,8 @@ def states_count_of(terms: set[str]) -> Callable[[str], bool]:
     from rag.index.lexical import tokenize
 
     def check(text: str) -> bool:
-        toks = _TOKEN.findall(_ENUMERATOR.sub(" ", text))
-        for i, tok in enumerate(toks):
-            if not NUMBER.match(tok) or _NAME_WITH_DIGITS.fullmatch(tok):
-                continue
+        toks, numbers = _numbers(text)
+        for i in numbers:
             near = toks[max(0, i - COUNT_BEFORE):i] + toks[i + 1:i + 1 + COUNT_AFTER]
             if any(set(tokenize(w, compounds=False)) & terms for w in near):
                 return True

@@ -65,7 +65,7 @@ def matches(term: str, terms: set[str]) -> bool:
     if term in terms:
         return True
     if len(term) >= 3 and (term.endswith("s") and term[:-1] in terms or term + "s" in terms):
-        return True  # the stemmer keeps an acronym's plural: "gpus" / "gpu", "llms" / "llm"
+        return True  # an acronym's plural in lower case ("gpus", "llms"), which `tokenize` cannot tell from a word
     if len(term) < 5:
         return False
     # Close stems only: sampl/sampler, not data/dataset or stand/standardis.

@@ -213,7 +213,8 @@ def compose(
     # mentions ("How can knowledge distillation compress an LLM?"), asks about a topic the corpus
     # lacks: sentences that only sound like it are weaker evidence.
     missing = (not wanted and t.missing_term_factor < 1
-               and missing_field_terms(question, [h.text for h in hits] + [c.text for c in pool]))
+               and missing_field_terms(question, [h.text for h in hits]  # and the rest of the abstracts read whole:
+                                       + [c.text for c in pool if c.chunk_id != hits[c.hit_index].chunk_id]))
     if missing:
         evidence *= t.missing_term_factor
     if evidence < t.min_evidence and not wanted and not crosslingual:

@@ -212,8 +212,9 @@ class Index:
         """The BM25 index, reloaded when it was rebuilt since it was loaded.
 
         A missing or stale one (its chunk count differs from the store's: a Chroma server
-        another machine changed; or saved by a `tokenize` of another format) is rebuilt from the store, unless an ingest is running: it
-        will rebuild BM25 when it ends, and hits are resolved against Chroma meanwhile. A
+        another machine changed; or saved by a `tokenize` of another format) is rebuilt from the
+        store, unless an ingest is running: it will rebuild BM25 when it ends, and hits are
+        resolved against Chroma meanwhile. A
         reader that may not write the index (read-only folder or mount) builds it in memory:
         readers never need the lock or write access.
         """
@@ -354,9 +355,10 @@ class Index:
 
     def stale_extras(self) -> bool:
         """True when a file kept beside BM25 that the settings use is missing (an index built by an
-        older version), BM25 holds terms of an older `tokenize` (lexical.FORMAT), or the paraphrase vectors were made by another engine than the one ingest
-        uses now (session 6 embedded chunks in float32): the next `ingest` rebuilds them, readers go
-        on with what is there (float32 and int8 vectors of the same model agree to cosine 0.99)."""
+        older version), BM25 holds terms of an older `tokenize` (lexical.FORMAT), or the paraphrase
+        vectors were made by another engine than the one ingest uses now (session 6 embedded chunks
+        in float32): the next `ingest` rebuilds them, readers go on with what is there (float32 and
+        int8 vectors of the same model agree to cosine 0.99)."""
         files = [NAMES_FILE, SENTENCES_FILE] + ([ENSEMBLE_FILE] if self.settings.ensemble_weight > 0 else []) \
             + ([MPNET_FILE] if self._paraphrase_on() else [])
         if not all((self.paths.lexical / f).is_file() for f in files) or not lexical.current(self.paths.lexical):
