@@ -72,9 +72,9 @@ class OfflineSettings(BaseModel):
                     "named paper used).")
     missing_term_factor: float = Field(
         0.9, ge=0, le=1,
-        description="Evidence kept when a question naming no paper uses a multi-word term of the field (from the "
-                    "shipped ML glossary: 'knowledge distillation') that no retrieved abstract mentions, words or "
-                    "acronym (0.85-0.95 the same on dev; 1: off).")
+        description="Evidence kept for each multi-word term of the field (from the shipped ML glossary: "
+                    "'knowledge distillation') that a question naming no paper uses and no retrieved abstract "
+                    "mentions, words or acronym (0.85-0.95 the same on dev; 1: off).")
     rank_penalty: float = Field(
         0.03, ge=0, le=1, description="Evidence taken off per retrieval rank of the sentence's abstract.")
     max_sentences: int = Field(3, ge=1, le=10, description="Most sentences quoted in one answer.")

@@ -592,6 +592,11 @@ def test_a_question_on_a_technique_no_abstract_mentions_has_weaker_evidence():
     assert not compose(absent, HITS, similarity=sim, thresholds=off).refused
     assert compose(absent, HITS, similarity=sim, thresholds=on).refused
     assert not compose("How do graph neural networks help molecule models?", HITS, similarity=sim, thresholds=on).refused
+    # Each term the abstracts lack is more evidence that the corpus lacks the topic.
+    two = "How does knowledge distillation with experience replay help molecule models?"
+    full = compose(two, HITS, similarity=sim, thresholds=off).coverage
+    assert compose(two, HITS, similarity=sim, thresholds=OfflineSettings(missing_term_factor=0.9)).coverage == \
+        pytest.approx(0.81 * full)
 
 
 def test_a_quantity_question_is_not_answered_by_a_sentence_whose_only_digits_are_in_names():
@@ -724,3 +729,15 @@ def test_every_quoted_sentence_of_a_long_abstract_is_in_the_passage_its_citation
     shown = dict(passages[0])[res.quoted_chunks[0]]
     for sentence in re.split(r"(?<=\]) ", res.text):
         assert re.sub(r" \[\d+\]$", "", sentence) in shown
+
+
+def test_a_short_acronym_that_labels_no_abstract_is_a_field_term_not_the_paper_asked_about():
+    # "AI" is written by one abstract of a small corpus; the question is not about that abstract.
+    alpha = _hit("Alpha", "AI systems need memory. We propose Alpha, a sparse attention model for molecules.")
+    beta = _hit("Beta", "We introduce Beta, a diffusion sampler that needs eight steps.")
+    res = compose("Which AI sampler needs eight steps?", [alpha, beta], named={"AI": ["alpha"]})
+    assert not res.refused and 1 in res.cited and "eight steps" in res.text, res.text
+    # An acronym that labels its abstract names the paper: the answer comes from it alone, or is refused.
+    uat = _hit("UAT", "UAT adapts the exit threshold per input. It speeds up inference.")
+    named = compose("How many steps does the UAT sampler need?", [uat, beta], named={"UAT": ["uat"]})
+    assert 1 not in named.cited, named.text

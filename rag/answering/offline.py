@@ -138,6 +138,7 @@ def compose(
     # A two- or three-letter acronym ("PDE", "GPU", "CNNs") is usually a field's term, not a paper's
     # name: a corpus that never writes it may still answer the question in words.
     unknown_names = [n for n in unknown_names if not _TERM_ACRONYM.fullmatch(n)]
+    named = _without_field_acronyms(named or {}, hits)
     if unknown_names and not named:
         return _refuse(f"No indexed abstract mentions {', '.join(unknown_names)}.")
     if not hits:
@@ -211,12 +212,13 @@ def compose(
     evidence = max(max(c.score for c in chosen), together)
     # A question naming no paper, built on a technique of the field that no retrieved abstract
     # mentions ("How can knowledge distillation compress an LLM?"), asks about a topic the corpus
-    # lacks: sentences that only sound like it are weaker evidence.
+    # lacks: sentences that only sound like it are weaker evidence, the weaker the more such
+    # terms the abstracts lack ("over-smoothing in graph neural networks": two).
     missing = (not wanted and t.missing_term_factor < 1
                and missing_field_terms(question, [h.text for h in hits]  # and the rest of the abstracts read whole:
                                        + [c.text for c in pool if c.chunk_id != hits[c.hit_index].chunk_id]))
     if missing:
-        evidence *= t.missing_term_factor
+        evidence *= t.missing_term_factor ** len(missing)
     if evidence < t.min_evidence and not wanted and not crosslingual:
         near = _close_first_abstract(closeness, allowed, t)
         if near is not None:  # the question describes this paper: quote its best sentences
@@ -236,6 +238,21 @@ def compose(
         chosen = with_proposal(chosen, pool, every_paper=many)  # context for the reader, not evidence
     chosen, shown = one_passage_each(chosen, passages)
     return OfflineResult(render(chosen, hits), cited(chosen), False, evidence, shown)
+
+
+def _without_field_acronyms(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list[str]]:
+    """The names of the question without the short acronyms that label no retrieved abstract.
+
+    A two- or three-letter acronym ("AI", "KL", "VLM") is usually a term of the field, which a
+    few abstracts of a small corpus happen to write: it names a paper only when it labels one
+    ("UAT"). Otherwise the question is not about the abstracts that mention it, as it is not
+    among thousands of papers, where such a term is too common to count as a name at all.
+    """
+    def labels(name: str, doc_ids: list[str]) -> bool:
+        word = re.compile(rf"\b{re.escape(name.rstrip('s'))}", re.I)
+        return any(word.search(_label_key(h)) for h in hits if h.doc_id in doc_ids)
+
+    return {n: docs for n, docs in named.items() if not _TERM_ACRONYM.fullmatch(n) or labels(n, docs)}
 
 
 def _paper_names(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list[str]]:
