@@ -75,6 +75,10 @@ class OfflineSettings(BaseModel):
         description="Evidence kept for each multi-word term of the field (from the shipped ML glossary: "
                     "'knowledge distillation') that a question naming no paper uses and no retrieved abstract "
                     "mentions, words or acronym (0.85-0.95 the same on dev; 1: off).")
+    label_share: float = Field(
+        0.67, ge=0, le=1.01,
+        description="A question naming no paper names the retrieved paper whose label or title (3+ content words) "
+                    "it uses this share of, and is answered from it alone (0.6-0.75 the same on dev; above 1: off).")
     rank_penalty: float = Field(
         0.03, ge=0, le=1, description="Evidence taken off per retrieval rank of the sentence's abstract.")
     max_sentences: int = Field(3, ge=1, le=10, description="Most sentences quoted in one answer.")

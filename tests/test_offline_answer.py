@@ -741,3 +741,17 @@ def test_a_short_acronym_that_labels_no_abstract_is_a_field_term_not_the_paper_a
     uat = _hit("UAT", "UAT adapts the exit threshold per input. It speeds up inference.")
     named = compose("How many steps does the UAT sampler need?", [uat, beta], named={"UAT": ["uat"]})
     assert 1 not in named.cited, named.text
+
+
+def test_a_paper_named_by_the_words_of_its_label_is_answered_from_alone():
+    proxy = _hit("Proxy target framework", "We propose a proxy target framework for spiking networks. "
+                 "It improves stability on continuous control benchmarks.")
+    other = _hit("Rho", "We evaluate Izhikevich and LIF neuron models on spiking benchmarks.")
+    close = lambda sentences, q: np.full(len(sentences), 0.9)
+    question = "Which neuron models were tested with the proxy target framework?"
+    res = compose(question, [proxy, other], similarity=close)
+    assert 1 not in res.cited, res.text  # another paper's neuron models are not the framework's
+    off = compose(question, [proxy, other], similarity=close, thresholds=OfflineSettings(label_share=1.01))
+    assert 1 in off.cited, off.text  # without the rule, the other paper's sentence answers
+    # Two of a label's words are not enough to name it.
+    assert 1 in compose("Which neuron models use a proxy target?", [proxy, other], similarity=close).cited

@@ -149,6 +149,12 @@ def compose(
     named = named or {}
     if not crosslingual:
         named = _paper_names(named, hits)
+    # "the proxy target framework", "the global convergence proof for single-timescale actor-critic":
+    # a paper named by the words of its label or title is named as surely as by a name, and is
+    # answered from alone; those words stay focus words (they also say what the question asks about).
+    described = not named and not crosslingual and t.label_share <= 1
+    named = named or (_named_by_label(terms, hits, t.label_share) if described else {})
+    described = described and bool(named)
     wanted = {d for docs in named.values() for d in docs}
     many = bool((_ASKS_FOR_PAPERS if wanted else _ASKS_FOR_SEVERAL).search(question))
     if unknown_names and named and not many and not _labelling(named, hits):
@@ -169,7 +175,7 @@ def compose(
     # and a sentence stating it is evidence.
     # So is a name in a question asking which paper it is ("Which paper runs experiments on RCV1 and
     # WMDP?"): the asker does not know the paper, the names are what it is recognised by.
-    name_terms = (set() if many or _ASKS_WHICH_PAPER.search(question)
+    name_terms = (set() if many or _ASKS_WHICH_PAPER.search(question) or described
                   else {x for n in named for x in tokenize(n, compounds=True)})
     focus = [x for x in terms if x not in name_terms and not CJK.match(x)]
     if _asks_quantity(question):
@@ -179,7 +185,7 @@ def compose(
     # A question asking only about the named paper ("What does RoboRefer do?") is answered by
     # its abstract whatever the sentence: every sentence of it is evidence.
     about_paper_only = bool(wanted) and not focus and not crosslingual
-    asked = _without_names(question, named) if wanted and not about_paper_only else question
+    asked = _without_names(question, named) if wanted and not about_paper_only and not described else question
     sims = (np.asarray(similarity([c.text for c in pool], asked), dtype=np.float32) if similarity
             else np.zeros(len(pool)))
     asks_for_paper = bool(_ASKS_FOR_PAPER.search(question))
@@ -240,6 +246,32 @@ def compose(
     return OfflineResult(render(chosen, hits), cited(chosen), False, evidence, shown)
 
 
+# Fewest content words of a label that a question must use to name its paper by them.
+_LABEL_WORDS = 3
+
+
+def _named_by_label(terms: list[str], hits: list[Hit], share: float) -> dict[str, list[str]]:
+    """The retrieved paper whose label (or title) the question uses, as {label: [doc id]}, or {}.
+
+    A label of at least three content words names its paper when the question uses at least
+    `share` of them ("the proxy target framework"; "the global convergence proof for single-timescale
+    actor-critic" uses six of the seven of "Global convergence of the single-timescale actor-critic
+    algorithm"); of several, the one whose words the question uses most completely, then the best ranked.
+    """
+    asked = set(terms)
+    best: tuple[float, Hit] | None = None
+    for h in hits:
+        words = [x for x in dict.fromkeys(tokenize(_label_text(h), compounds=False)) if x not in _QUESTION_WORDS]
+        found = sum(1 for x in words if x in asked)
+        if found >= _LABEL_WORDS and found / len(words) >= share and (best is None or found / len(words) > best[0]):
+            best = (found / len(words), h)
+    return {_label_text(best[1]): [best[1].doc_id]} if best else {}
+
+
+def _label_text(hit: Hit) -> str:
+    return hit.label or hit.title or ""
+
+
 def _without_field_acronyms(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list[str]]:
     """The names of the question without the short acronyms that label no retrieved abstract.
 
@@ -275,7 +307,7 @@ def _labelling(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list[s
 
 def _label_key(hit: Hit) -> str:
     """The name a hit is cited by, case-folded, for matching the question's names against it."""
-    return (hit.label or hit.title or "").casefold()
+    return _label_text(hit).casefold()
 
 
 def _not_stated(hits: list[Hit], wanted: set[str], named: dict[str, list[str]]) -> str:
