@@ -20,9 +20,9 @@ recall@5 0.42 alone, MiniLM 0.33, e5 0.14; eval/README.md), and fusing it adds w
   attention scores, given to com.microsoft MultiHeadAttention as `attention_bias`. Mean-pooled,
   L2-normalised: cosine 1.0000 to the transformers implementation in float32 (tests/test_sentence_encoders.py).
   Ingest embeds chunks with the attention projections and the first FFN matrix in int8 (quantized
-  when the engine loads, ~0.1 s): about 1.7x faster, cosine >= 0.99 to float32; questions are
-  embedded in float32 (one short text: the speed does not matter, and one side's rounding instead of
-  both halves the cosines' noise; eval/README.md).
+  when the engine loads, ~0.1 s; 7-bit weights, `Graph.int8_linear` says why): 1.3-1.7x faster,
+  cosine >= 0.99 to float32; questions are embedded in float32 (one short text: the speed does not
+  matter, and one side's rounding instead of both halves the cosines' noise; eval/README.md).
 
 Imports numpy, onnxruntime and tokenizers only.
 """
@@ -52,7 +52,10 @@ BUCKETS, MAX_DISTANCE = 32, 128
 EPS = 1e-5
 DEFAULT_BATCH_TOKENS = 2048
 ENCODER_FILE = "encoder.safetensors"  # the checked weights, matrices transposed (see `locate`)
-ENGINE_NAME = "mpnet-base-onnx-int8"  # the engine ingest embeds chunks with (int8 matrix products)
+# The engine ingest embeds chunks with (int8 matrix products, 7-bit weights). Its name changed when
+# the weights went from 8 to 7 bits: 8-bit vectors made on a CPU without VNNI are noise, and an index
+# holding vectors of another engine is stale (`Index.stale_extras`), so the next ingest re-embeds them.
+ENGINE_NAME = "mpnet-base-onnx-int8w7"
 FLOAT32_NAME = "mpnet-base-onnx"  # every layer float32 (questions)
 
 
