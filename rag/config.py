@@ -68,8 +68,8 @@ class OfflineSettings(BaseModel):
     no_number_factor: float = Field(
         0.4, ge=0, le=1,
         description="Evidence kept by a sentence lacking the kind of answer the question asks for: a number "
-                    "(how many/much, what is the number/size of), or a name (which model/dataset/benchmark a "
-                    "named paper used).")
+                    "(how many/much, what is the number/size of), or a name (which model/dataset/benchmark was used; "
+                    "for a question naming no paper, checked on the answer as a whole).")
     missing_term_factor: float = Field(
         0.9, ge=0, le=1,
         description="Evidence kept for each multi-word term of the field (from the shipped ML glossary: "

@@ -755,3 +755,23 @@ def test_a_paper_named_by_the_words_of_its_label_is_answered_from_alone():
     assert 1 in off.cited, off.text  # without the rule, the other paper's sentence answers
     # Two of a label's words are not enough to name it.
     assert 1 in compose("Which neuron models use a proxy target?", [proxy, other], similarity=close).cited
+
+
+def test_a_question_naming_no_paper_asking_which_dataset_needs_an_answer_naming_one():
+    # "Which point cloud dataset ...?" is not answered by a sentence that only speaks of point clouds.
+    study = _hit("Control study", "We study transformers through optimal control. "
+                 "We run experiments on text generation and point cloud classification.")
+    close = lambda sentences, q: np.full(len(sentences), 0.9)
+    res = compose("Which point cloud dataset is used in the optimal control study of transformers?", [study],
+                  similarity=close)
+    assert res.refused, res.text
+    # The same sentences with a dataset's name in them answer it.
+    named = _hit("Control study", "We study transformers through optimal control. "
+                 "We run experiments on text generation and point cloud classification on ModelNet40.")
+    ok = compose("Which point cloud dataset is used in the optimal control study of transformers?", [named],
+                 similarity=close)
+    assert not ok.refused and "ModelNet40" in ok.text, ok.text
+    # Off (the factor at 1), the first abstract's sentences are quoted.
+    off = compose("Which point cloud dataset is used in the optimal control study of transformers?", [study],
+                  similarity=close, thresholds=OfflineSettings(no_number_factor=1.0))
+    assert not off.refused, off.text

@@ -27,7 +27,9 @@ _ASKS_FOR_QUANTITY = re.compile(r"\bhow (?:many|much|long|large|big|fast|often)\
 # Questions asking which named thing a paper used: the answer names it (a model, dataset or
 # benchmark is referred to by a proper name: "Unitree G1", "Sora", "AIME24").
 _NAMED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨干网络|硬件|环境|平台)"
-_ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?:\w+ ){0,2}(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|"
+# ("Which papers build datasets ...?" asks for papers, not for a dataset's name.)
+_ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?!(?:papers?|works?|studies|study|articles?)\b)"
+                                   r"(?:\w+ ){0,2}(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|"
                                    r"hardware|llms?|backbones?|generators?|environments?|platforms?)\b"
                                    rf"|哪(?!篇|些论文)[^，。？?]{{0,10}}{_NAMED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪", re.I)
 # A two- or three-letter acronym ("RL", "PDE", "CNNs") is usually a field's term, not a name.
@@ -156,7 +158,13 @@ def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> C
         if terms:
             return states_count_of(terms)
         return states_rate if _ASKS_RATE.search(question) else states_number
-    if named and _ASKS_FOR_NAMED_THING.search(question):
+    return asks_for_name(question, named) if named else None
+
+
+def asks_for_name(question: str, named: dict[str, list[str]] | None = None) -> Callable[[str], bool] | None:
+    """For "which model / dataset / benchmark ...?", a check that a text names something the question
+    (and the papers it names, `named`) does not already give; None for a question of another form."""
+    if _ASKS_FOR_NAMED_THING.search(question):
         words = re.findall(r"[A-Za-z]+", question)
         given = {n.casefold() for n in extract_names(question)} | {n.casefold() for n in (named or {})}
         given |= _acronyms_of(words)  # "LLMs" for the question's "large language models" names nothing new

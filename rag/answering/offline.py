@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asks_quantity as _asks_quantity, counted,
+from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asks_for_name, asks_quantity as _asks_quantity, counted,
                                  missing_field_terms, states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order, matches
 from rag.answering.quoting import (INTRO, cited, denies, one_passage_each, render, with_denial, with_followers,
@@ -216,6 +216,12 @@ def compose(
     if required and not any(required(c.text) for c in chosen):
         together *= t.no_number_factor  # together too, one sentence must state what is asked (a number, a name)
     evidence = max(max(c.score for c in chosen), together)
+    # A question naming no paper that asks which model, dataset or benchmark was used ("Which point
+    # cloud dataset ...?") is answered only by naming one. Checked on the answer as a whole, not per
+    # sentence: there it would favour any sentence holding a name over the one on the question's topic.
+    named_thing = asks_for_name(question) if not wanted and required is None else None
+    if named_thing is not None and not any(named_thing(c.text) for c in chosen):
+        evidence *= t.no_number_factor
     # A question naming no paper, built on a technique of the field that no retrieved abstract
     # mentions ("How can knowledge distillation compress an LLM?"), asks about a topic the corpus
     # lacks: sentences that only sound like it are weaker evidence, the weaker the more such
