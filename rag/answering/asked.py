@@ -30,7 +30,10 @@ _NAMED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨�
 # ("Which papers build datasets ...?" asks for papers, not for a dataset's name.)
 _ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?!(?:papers?|works?|studies|study|articles?)\b)"
                                    r"(?:\w+ ){0,2}(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|"
-                                   r"hardware|llms?|backbones?|generators?|environments?|platforms?)\b"
+                                   r"hardware|llms?|backbones?|generators?|environments?|platforms?)"
+                                   # the thing asked for ends its noun phrase: "which robot tasks" asks for tasks
+                                   r"(?=\s+(?:is|are|was|were|does|do|did|has|have|had|can|could|would|will|should|"
+                                   r"used|in|on|for|from|of|to|with|by|at|that|the|a|an)\b|\s*[?,.;:]|$)"
                                    rf"|哪(?!篇|些论文)[^，。？?]{{0,10}}{_NAMED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪", re.I)
 # A two- or three-letter acronym ("RL", "PDE", "CNNs") is usually a field's term, not a name.
 TERM_ACRONYM = re.compile(r"[A-Z]{2,3}s?")

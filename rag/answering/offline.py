@@ -220,7 +220,8 @@ def compose(
     # cloud dataset ...?") is answered only by naming one. Checked on the answer as a whole, not per
     # sentence: there it would favour any sentence holding a name over the one on the question's topic.
     named_thing = asks_for_name(question) if not wanted and required is None else None
-    if named_thing is not None and not any(named_thing(c.text) for c in chosen):
+    if (named_thing is not None and not any(named_thing(c.text) for c in chosen)
+            and len(with_denial(chosen, pool, focus, question)) == len(chosen)):  # nor denies its premise
         evidence *= t.no_number_factor
     # A question naming no paper, built on a technique of the field that no retrieved abstract
     # mentions ("How can knowledge distillation compress an LLM?"), asks about a topic the corpus
