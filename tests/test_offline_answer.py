@@ -623,6 +623,8 @@ def test_an_unknown_name_beside_known_details_is_the_paper_asked_about():
     ("What is the average tracking error, in numbers, of Spot?", True),
     ("What kind of errors does Spot make?", False),
     ("What does Spot improve?", False),
+    ("What initial value of the temperature does Spot start from?", True),  # a parameter's value
+    ("What is the value of stochastic predictions for control?", False),  # "value" as worth
 ])
 def test_a_question_about_a_reported_measure_asks_for_a_quantity(question, asks):
     from rag.answering.asked import asks_quantity

@@ -23,6 +23,8 @@ _ASKS_FOR_QUANTITY = re.compile(r"\bhow (?:many|much|long|large|big|fast|often)\
                                 # "What is the highest speedup ...?", "What accuracy does X reach?": a measure
                                 # a paper reports is a number.
                                 rf"|\bwhat (?:is |are |was |were )?(?:the |its |their )?(?:(?!(?:kinds?|types?|sorts?|sources?|causes?)\b)\w+ ){{0,3}}{_MEASURES}\b"
+                                # "What initial value of beta ...?": the value of a parameter is a number.
+                                r"|\bwhat (?:\w+ )?values? (?:of|for)\b"
                                 r"|\bin numbers\b", re.I)
 # Questions asking which named thing a paper used: the answer names it (a model, dataset or
 # benchmark is referred to by a proper name: "Unitree G1", "Sora", "AIME24").
