@@ -199,3 +199,15 @@ def test_mpnet_vectors_of_an_older_engine_are_a_warning_naming_the_fix(seed_sett
     res, marks = _doctor()
     assert res.exit_code == 0 and marks["index"] == "warn", res.output
     assert "older engine" in res.stdout and "rag ingest" in res.stdout
+
+
+def test_an_int8_engine_that_disagrees_with_float32_on_this_cpu_fails_the_embedding_check(seed_settings, monkeypatch):
+    # On a CPU where ONNX Runtime's int8 kernels compute something else (8-bit weights saturated on
+    # AVX2 without VNNI), the chunk vectors ingest makes would be noise: doctor says so.
+    import rag.doctor
+
+    assert rag.doctor.int8_agreement() > 0.98  # the shipped engine on this machine
+    monkeypatch.setattr(rag.doctor, "int8_agreement", lambda: 0.05)
+    res, marks = _doctor()
+    assert res.exit_code != 0 and marks["embedding model"] == "FAIL", res.output
+    assert "cosine 0.05" in res.stdout and "paraphrase_weight = 0" in res.stdout
