@@ -777,3 +777,19 @@ def test_a_question_naming_no_paper_asking_which_dataset_needs_an_answer_naming_
     off = compose("Which point cloud dataset is used in the optimal control study of transformers?", [study],
                   similarity=close, thresholds=OfflineSettings(no_number_factor=1.0))
     assert not off.refused, off.text
+
+
+def test_every_paper_whose_label_the_question_uses_is_named():
+    # Among thousands of papers another title may use the same words: the question does not say
+    # which one it means, so neither is excluded (the first used to be, by the fuller match).
+    seed = _hit("Global convergence of the single-timescale actor-critic algorithm",
+                "We analyze single-timescale actor-critic. It reaches a sample complexity of O(eps^-3).")
+    other = _hit("Single-Timescale Actor-Critic Provably Finds Globally Optimal Policy",
+                 "We study actor-critic with linear function approximation.")
+    question = "What sample complexity does the single-timescale actor-critic algorithm reach for a globally optimal policy?"
+    from rag.answering.offline import _named_by_label, content_terms
+
+    named = _named_by_label(content_terms(question), [other, seed], 0.67)
+    assert sorted(d for docs in named.values() for d in docs) == sorted([seed.doc_id, other.doc_id])
+    res = compose(question, [other, seed], similarity=lambda t, q: np.full(len(t), 0.9))
+    assert not res.refused and "O(eps^-3)" in res.text, res.text

@@ -258,21 +258,23 @@ _LABEL_WORDS = 3
 
 
 def _named_by_label(terms: list[str], hits: list[Hit], share: float) -> dict[str, list[str]]:
-    """The retrieved paper whose label (or title) the question uses, as {label: [doc id]}, or {}.
+    """The retrieved papers whose label (or title) the question uses, as {label: [doc id]}, or {}.
 
     A label of at least three content words names its paper when the question uses at least
     `share` of them ("the proxy target framework"; "the global convergence proof for single-timescale
-    actor-critic" uses six of the seven of "Global convergence of the single-timescale actor-critic
-    algorithm"); of several, the one whose words the question uses most completely, then the best ranked.
+    actor-critic" uses five of the seven of "Global convergence of the single-timescale actor-critic
+    algorithm"). Every such paper is named: among thousands, another paper's title may use the same
+    words ("Single-Timescale Actor-Critic Provably Finds Globally Optimal Policy"), and the question
+    does not say which of them it means.
     """
     asked = set(terms)
-    best: tuple[float, Hit] | None = None
+    out: dict[str, list[str]] = {}
     for h in hits:
         words = [x for x in dict.fromkeys(tokenize(_label_text(h), compounds=False)) if x not in _QUESTION_WORDS]
         found = sum(1 for x in words if x in asked)
-        if found >= _LABEL_WORDS and found / len(words) >= share and (best is None or found / len(words) > best[0]):
-            best = (found / len(words), h)
-    return {_label_text(best[1]): [best[1].doc_id]} if best else {}
+        if found >= _LABEL_WORDS and found / len(words) >= share:
+            out.setdefault(_label_text(h), []).append(h.doc_id)
+    return out
 
 
 def _label_text(hit: Hit) -> str:
