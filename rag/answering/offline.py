@@ -15,7 +15,7 @@ import numpy as np
 from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asks_for_name, asks_quantity as _asks_quantity, counted,
                                  missing_field_terms, states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order, matches
-from rag.answering.quoting import (INTRO, cited, denies, one_passage_each, render, with_denial, with_followers,
+from rag.answering.quoting import (INTRO, cited, denial, denies, one_passage_each, render, with_denial, with_followers,
                                    with_next_best, with_proposal)
 from rag.answering.refusal import REFUSAL
 from rag.config import OfflineSettings
@@ -221,7 +221,7 @@ def compose(
     # sentence: there it would favour any sentence holding a name over the one on the question's topic.
     named_thing = asks_for_name(question) if not wanted and required is None else None
     if (named_thing is not None and not any(named_thing(c.text) for c in chosen)
-            and len(with_denial(chosen, pool, focus, question)) == len(chosen)):  # nor denies its premise
+            and denial(chosen, pool, focus, question) is None):  # nor denies its premise
         evidence *= t.no_number_factor
     # A question naming no paper, built on a technique of the field that no retrieved abstract
     # mentions ("How can knowledge distillation compress an LLM?"), asks about a topic the corpus

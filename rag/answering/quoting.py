@@ -87,17 +87,23 @@ def denies(text: str, term: str, question: str) -> bool:
     return bool(free.search(text)) and not free.search(question)
 
 
+def denial(chosen: list[Candidate], pool: list[Candidate], focus: list[str], question: str) -> Candidate | None:
+    """The best sentence of a quoted abstract, not yet chosen, that denies one of the focus words, or None."""
+    docs = {c.hit_index for c in chosen}
+    for c in sorted(pool, key=lambda c: -c.score):
+        if c.hit_index in docs and c not in chosen and any(denies(c.text, x, question) for x in focus):
+            return c
+    return None
+
+
 def with_denial(chosen: list[Candidate], pool: list[Candidate], focus: list[str], question: str) -> list[Candidate]:
     """Add the quoted abstract's sentence that denies what the question assumes, if one does.
 
     "Which extra model does X train?" about a paper whose abstract says it "requires no extra
     models": the denial is the answer to the question's premise, whatever else scored best.
     """
-    docs = {c.hit_index for c in chosen}
-    for c in sorted(pool, key=lambda c: -c.score):
-        if c.hit_index in docs and c not in chosen and any(denies(c.text, x, question) for x in focus):
-            return in_source_order([*chosen, c])
-    return chosen
+    c = denial(chosen, pool, focus, question)
+    return chosen if c is None else in_source_order([*chosen, c])
 
 
 def render(chosen: list[Candidate], hits: list[Hit]) -> str:
