@@ -19,6 +19,7 @@ from rag.config import Settings
 from rag.errors import ConfigError, RagError, UsageError
 from rag.history import AnswerLog, new_conversation
 from rag.llm import OpenAIChatClient
+from rag.index.chunk import doc_of
 from rag.index.filters import Where, WhereLike
 from rag.render import abstract_text, byline, cited_markdown, plural, safe, sources_text
 from rag.rewrite import Rewrite, Turn, rewrite
@@ -258,7 +259,7 @@ class Chat:
             self.where = None
             self.out.print(Text("filter cleared: searching every paper", style="dim"))
             return
-        docs = len({cid.split(":")[0] for cid in self._index.matching(where)}) if self._index is not None else None
+        docs = len({doc_of(cid) for cid in self._index.matching(where)}) if self._index is not None else None
         if docs == 0:
             raise UsageError(f"no indexed abstract matches {where.describe()}; the filter is unchanged",
                              hint="`rag sources` lists the documents with their year, venue and authors")

@@ -355,12 +355,13 @@ def sources(
     """List the indexed documents with their labels, authors, year, venue and source files."""
     try:
         from rag import Index
+        from rag.index.chunk import doc_of
         from rag.render import byline, plural, safe
 
         index = Index.open(_settings())
         docs = index.documents()
         if where:
-            keep = {cid.split(":")[0] for cid in index.matching(where)}
+            keep = {doc_of(cid) for cid in index.matching(where)}
             docs = {did: d for did, d in docs.items() if did in keep}
     except RagError as e:
         _fail(e)

@@ -793,3 +793,37 @@ def test_every_paper_whose_label_the_question_uses_is_named():
     assert sorted(d for docs in named.values() for d in docs) == sorted([seed.doc_id, other.doc_id])
     res = compose(question, [other, seed], similarity=lambda t, q: np.full(len(t), 0.9))
     assert not res.refused and "O(eps^-3)" in res.text, res.text
+
+
+def _close_stem(term, terms):
+    """The matching rule written plainly: a shared term, an acronym's plural, or a close stem."""
+    if term in terms or len(term) >= 3 and (term.endswith("s") and term[:-1] in terms or term + "s" in terms):
+        return True
+    return len(term) >= 5 and any(len(t) >= 5 and abs(len(t) - len(term)) <= 3
+                                  and (t.startswith(term) or term.startswith(t)) for t in terms)
+
+
+def test_term_matching_with_cached_heads_agrees_with_the_plain_rule():
+    import random
+
+    from rag.answering.candidates import Terms, matches
+
+    rng = random.Random(7)
+    words = ["sampl", "sampler", "samplers", "data", "dataset", "stand", "standardis", "gpu", "gpus", "llm",
+             "reinforc", "reinforcement", "robot", "robotic", "robotics", "learn", "learner", "transform",
+             "transformer", "transformers", "token", "tokeniz", "tokenizer"]
+    for _ in range(300):
+        terms = set(rng.sample(words, rng.randint(1, 8)))
+        cached = Terms(terms)
+        for w in words:
+            assert matches(w, cached) == matches(w, terms) == _close_stem(w, terms), (w, terms)
+        cached.update({"tokenizers"})
+        assert matches("tokenizer", cached) and matches("tokeniz", cached)  # heads follow an update
+
+
+def test_tokenize_returns_a_fresh_list_each_call():
+    from rag.index.lexical import tokenize
+
+    first = tokenize("Robots learn manipulation")
+    first.append("mutated")
+    assert tokenize("Robots learn manipulation") == ["robot", "learn", "manipul"]

@@ -100,3 +100,56 @@ def test_normalize_question_rules():
 
     with pytest.raises(UsageError, match="empty"):
         check_query("\u00ad\u200b")
+
+
+class _Store:
+    """Chroma's part in hybrid_search, in memory: `gone` chunks are listed by BM25 but no longer stored."""
+
+    def __init__(self, chunks, gone=()):
+        self.chunks, self.gone, self.fetched = chunks, set(gone), []
+
+    def query(self, qvec, n, *, where=None, ids=None):
+        return []  # the dense ranking proposes nothing: every hit must be fetched
+
+    def get(self, ids):
+        self.fetched.append(list(ids))
+        return {cid: self.chunks[cid] for cid in ids if cid in self.chunks and cid not in self.gone}
+
+    def document_chunks(self, doc_id):
+        return [c for cid, c in self.chunks.items() if c.doc_id == doc_id and cid not in self.gone]
+
+
+class _Lexical:
+    def __init__(self, ranking):
+        self.ranking = ranking
+
+    def search(self, query, n, *, only=None):
+        return [(cid, 10.0 - i) for i, cid in enumerate(self.ranking)][:n]
+
+
+class _Embedder:
+    def embed_query(self, text):
+        import numpy as np
+
+        return np.ones(4, np.float32) / 2
+
+
+def _chunk(cid):
+    from rag.index.records import StoredChunk
+
+    return StoredChunk(id=cid, doc_id=cid.split(":")[0], n=int(cid.split(":")[1]), text=f"text of {cid}",
+                       start=0, end=10, n_chunks=2)
+
+
+def test_only_the_hits_are_read_from_the_store_and_deleted_chunks_drop_out():
+    from rag.config import Settings
+    from rag.index.search import hybrid_search
+
+    ids = ["d1:0", "d1:1", "d2:0", "d3:0", "d4:0", "d5:0"]
+    store = _Store({cid: _chunk(cid) for cid in ids}, gone={"d2:0"})
+    res = hybrid_search("a question", 3, settings=Settings(lexical_min_ratio=0.0), store=store,
+                        lexical=_Lexical(ids), embedder=_Embedder())
+    # d1:1 is d1's second chunk (one hit per document); d2:0 was deleted after the BM25 build.
+    assert [h.chunk_id for h in res.hits] == ["d1:0", "d3:0", "d4:0"]
+    # Read: the first three documents' best chunks, then the next one in place of the deleted chunk.
+    assert store.fetched == [["d1:0", "d2:0", "d3:0"], ["d4:0"]]

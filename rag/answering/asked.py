@@ -220,8 +220,14 @@ def missing_field_terms(question: str, texts: list[str]) -> list[str]:
         return []
     read = [(tokenize(x, compounds=False), x.casefold()) for x in texts]
     return sorted({term for term, seq in asked
-                   if not any(_contains(toks, seq) or re.search(rf"\b{re.escape(_initials(term.split()))}s?\b", low)
+                   if not any(_contains(toks, seq) or _acronym_pattern(term).search(low)
                               for toks, low in read)})
+
+
+@lru_cache(maxsize=4096)
+def _acronym_pattern(term: str) -> re.Pattern[str]:
+    """The term's acronym as a word, plural allowed ("kd", "kds" for knowledge distillation)."""
+    return re.compile(rf"\b{re.escape(_initials(term.split()))}s?\b")
 
 
 def _contains(words: list[str], seq: tuple[str, ...]) -> bool:

@@ -56,8 +56,36 @@ def candidates(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | Non
                 if not pointers and URL.search(text) and AVAILABILITY.search(text):
                     continue
                 seen.add(text)
-                out.append(Candidate(i, s, e, text, set(tokenize(text)), chunk=n, chunk_id=chunk_id))
+                out.append(Candidate(i, s, e, text, Terms(tokenize(text)), chunk=n, chunk_id=chunk_id))
     return out
+
+
+class Terms(set):
+    """A sentence's stemmed terms; also knows which words its long terms begin with, for `matches`."""
+
+    __slots__ = ("_heads",)
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self._heads: set[str] | None = None
+
+    def heads(self) -> set[str]:
+        """Every word w (5+ letters) that some term t begins with, t being at most 3 letters longer."""
+        if self._heads is None:
+            self._heads = {t[:n] for t in self if len(t) > 5 for n in range(max(5, len(t) - 3), len(t))}
+        return self._heads
+
+    def add(self, term: str) -> None:
+        super().add(term)
+        self._heads = None
+
+    def update(self, *others) -> None:
+        super().update(*others)
+        self._heads = None
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
 
 
 def matches(term: str, terms: set[str]) -> bool:
@@ -66,11 +94,16 @@ def matches(term: str, terms: set[str]) -> bool:
         return True
     if len(term) >= 3 and (term.endswith("s") and term[:-1] in terms or term + "s" in terms):
         return True  # an acronym's plural in lower case ("gpus", "llms"), which `tokenize` cannot tell from a word
-    if len(term) < 5:
+    n = len(term)
+    if n < 5:
         return False
-    # Close stems only: sampl/sampler, not data/dataset or stand/standardis.
-    return any(len(t) >= 5 and abs(len(t) - len(term)) <= 3 and (t.startswith(term) or term.startswith(t))
-               for t in terms)
+    # Close stems only: sampl/sampler, not data/dataset or stand/standardis. Either the term begins
+    # with a term of 5+ letters at most 3 shorter, or a term at most 3 longer begins with it.
+    if any(term[:m] in terms for m in range(max(5, n - 3), n)):
+        return True
+    if isinstance(terms, Terms):
+        return term in terms.heads()
+    return any(n < len(t) <= n + 3 and t.startswith(term) for t in terms)
 
 
 def idf(term: str, pool: list[Candidate]) -> float:

@@ -8,6 +8,7 @@ quote comes from the passage its citation shows, and is followed by its source's
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from rag.answering.candidates import Candidate, in_source_order
 from rag.clean import clean
@@ -80,11 +81,18 @@ def denies(text: str, term: str, question: str) -> bool:
     "X-free" is a denial only when the question does not itself say "X-free" ("prompt-free reward"
     and "model-free RL" are names of things, not denials, when the question uses them).
     """
-    t = re.escape(term)
-    if re.search(rf"\b(?:no|not|without|never|free of)[\s-]+(?:\w+[\s-]+)?{t}\w*", text, re.I):
+    negated, free = _denial_patterns(term)
+    if negated.search(text):
         return True
-    free = re.compile(rf"\b{t}\w*-free\b", re.I)
     return bool(free.search(text)) and not free.search(question)
+
+
+@lru_cache(maxsize=4096)
+def _denial_patterns(term: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """"no/without ... term" and "term-free", compiled once per term (re's own cache holds 512)."""
+    t = re.escape(term)
+    return (re.compile(rf"\b(?:no|not|without|never|free of)[\s-]+(?:\w+[\s-]+)?{t}\w*", re.I),
+            re.compile(rf"\b{t}\w*-free\b", re.I))
 
 
 def denial(chosen: list[Candidate], pool: list[Candidate], focus: list[str], question: str) -> Candidate | None:

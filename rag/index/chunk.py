@@ -29,6 +29,16 @@ def make_splitter(chunk_size: int, chunk_overlap: int, count_tokens: Callable[[s
     )
 
 
+def chunk_id(doc_id: str, n: int) -> str:
+    """The id of a document's n-th chunk."""
+    return f"{doc_id}:{n}"
+
+
+def doc_of(chunk_id: str) -> str:
+    """The id of the document a chunk id belongs to (document ids hold no ':')."""
+    return chunk_id.split(":", 1)[0]
+
+
 def chunk_document(doc: Document, splitter) -> list[Chunk]:
     """Split one document; offsets locate each chunk in the original text."""
     pieces = splitter.split_text(doc.text) or [doc.text]
@@ -41,5 +51,5 @@ def chunk_document(doc: Document, splitter) -> list[Chunk]:
             start = max(start, 0)
         end = start + len(piece)
         cursor = start
-        chunks.append(Chunk(id=f"{doc.id}:{n}", doc_id=doc.id, n=n, text=piece, start=start, end=end))
+        chunks.append(Chunk(id=chunk_id(doc.id, n), doc_id=doc.id, n=n, text=piece, start=start, end=end))
     return chunks

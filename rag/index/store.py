@@ -21,6 +21,7 @@ import numpy as np
 
 from rag.config import Settings
 from rag.errors import IndexError_, UsageError
+from rag.index.chunk import doc_of
 from rag.index.filters import Where, fold, venue_key, year_number
 from rag.index.paths import IndexPaths, make_dir, read_only_error
 from rag.index.records import StoredChunk, StoredDocument
@@ -91,7 +92,7 @@ def _decode(cid: str, text: str | None, meta: Mapping[str, Any] | None) -> Store
         sources = []
     return StoredChunk(
         id=cid,
-        doc_id=str(meta.get("doc_id") or cid.split(":")[0]),
+        doc_id=str(meta.get("doc_id") or doc_of(cid)),
         n=int(meta.get("chunk") or 0),
         text=text or "",
         start=int(meta.get("start") or 0),
