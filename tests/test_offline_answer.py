@@ -827,3 +827,37 @@ def test_tokenize_returns_a_fresh_list_each_call():
     first = tokenize("Robots learn manipulation")
     first.append("mutated")
     assert tokenize("Robots learn manipulation") == ["robot", "learn", "manipul"]
+
+
+def test_an_attribute_the_named_abstract_never_mentions_is_refused():
+    # "What kernel ...?" about a paper whose abstract mentions no kernel: its closest sentence is no answer.
+    hit = _hit("Rebo", "We propose Rebo, which integrates Gaussian Processes for local guidance with an energy-based "
+               "model for global exploration. Rebo beats prior Bayesian optimization methods on five benchmarks.")
+    sim = lambda t, q: np.full(len(t), 0.9)  # noqa: E731 - every sentence sounds close
+    for question in ("What kernel function does the Gaussian Process in Rebo use?",
+                     "In what year was Rebo released?", "Under what licence is Rebo released?"):
+        res = compose(question, [hit], named={"Rebo": ["rebo"]}, similarity=sim)
+        assert res.refused and "Rebo abstract does not state it" in res.text, question
+    # The attribute stated: answered. A generic word ("method") or a measure ("size") is no attribute.
+    stated = _hit("Rebo", "Rebo's Gaussian Process uses a Matern kernel for local guidance. Rebo beats prior "
+                  "Bayesian optimization methods on five benchmarks.")
+    assert not compose("What kernel function does the Gaussian Process in Rebo use?", [stated],
+                       named={"Rebo": ["rebo"]}, similarity=sim).refused
+
+
+def test_attribute_words_leave_out_what_an_answer_need_not_repeat():
+    from rag.answering.asked import attribute_terms
+
+    assert attribute_terms("What kernel function does the GP in Rebo use?") == {"kernel"}
+    assert attribute_terms("Under what licence are Rebo's models released?") == {"licenc"}
+    assert attribute_terms("Which technique does Rebo use?") == set()  # answered by a name
+    assert attribute_terms("What size are the blocks Rebo projects?") == set()  # answered by a number
+    assert attribute_terms("What does Rebo stand for?") == set()
+
+
+def test_how_many_counts_the_plural_that_follows_whatever_the_verb():
+    from rag.answering.asked import counted, counted_terms
+
+    assert counted("How many annotators labelled the Halo dataset?") == "annotators"
+    assert counted_terms("How many GPUs trained Halo?") == {"gpu"}
+    assert counted_terms("How many of the tasks does Halo solve?") == {"task"}

@@ -60,9 +60,13 @@ _COUNTED = re.compile(r"\b(?:how (?:many|much)|number of|amount of)\s+([\w\s-]+?
                       r"(?:does|do|did|is|are|was|were|can|could|would|will|has|have)\b", re.I)
 
 
+# "How many annotators labelled ...?": the plural after "how many" is what is counted, whatever verb follows.
+_COUNTED_NOUN = re.compile(r"\bhow many (?!(?:of|more|fewer|times)\b)([a-z][\w-]*s)\b", re.I)
+
+
 def counted(question: str) -> str:
     """What a quantity question counts ("How much labeled data does X need?" -> "labeled data"), or ""."""
-    m = _COUNTED.search(question)
+    m = _COUNTED.search(question) or _COUNTED_NOUN.search(question)
     return m.group(1) if m else ""
 
 
@@ -134,6 +138,8 @@ def states_count_of(terms: set[str]) -> Callable[[str], bool]:
 
     def check(text: str) -> bool:
         toks, numbers = _numbers(text)
+        # "on a single A100 GPU" counts GPUs: one.
+        numbers += [i for i, tok in enumerate(toks) if tok.casefold() == "single"]
         for i in numbers:
             near = toks[max(0, i - COUNT_BEFORE):i] + toks[i + 1:i + 1 + COUNT_AFTER]
             if any(set(tokenize(w, compounds=False)) & terms for w in near):
@@ -163,7 +169,9 @@ def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> C
         if terms:
             return states_count_of(terms)
         return states_rate if _ASKS_RATE.search(question) else states_number
-    return asks_for_name(question, named) if named else None
+    if not named:
+        return None
+    return asks_for_name(question, named) or states_attribute(question, named)
 
 
 def asks_for_name(question: str, named: dict[str, list[str]] | None = None) -> Callable[[str], bool] | None:
@@ -194,6 +202,70 @@ def asks_for_name(question: str, named: dict[str, list[str]] | None = None) -> C
             return False
         return names_something
     return None
+
+
+# "What kernel function does ...?", "Under what licence is ...?", "In what year was ...?": the words
+# between what/which and the verb name the attribute asked for.
+_ASKS_ATTRIBUTE = re.compile(r"\b(?:what|which)\s+((?:[a-z][\w-]*\s+){0,3}?[a-z][\w-]*)(?=\s+(?:is|are|was|were|"
+                             r"does|do|did|has|have|had|can|could|would|will|should)\b)", re.I)
+# Words of such a phrase that an answer need not repeat: a method or a dataset is answered by its name
+# or a description ("Which technique does X use?" -> "contrastive learning"), a kind by an instance.
+_ANSWERED_BY_INSTANCE = frozenset("""
+    method methods approach approaches technique techniques model models framework frameworks algorithm
+    algorithms architecture architectures network networks dataset datasets data benchmark benchmarks task
+    tasks tool tools system systems function functions job jobs purpose purposes mechanism mechanisms strategy
+    strategies metric metrics measure measures component components module modules idea ideas problem problems
+    challenge challenges issue issues kind kinds type types sort sorts way ways part parts step steps role
+    roles form forms aspect aspects property properties feature features main key new novel specific
+    particular exact other different two three four several baseline baselines setting settings experiment
+    experiments result results finding findings goal goals contribution contributions limitation limitations
+    advantage advantages""".split())
+# Words saying that a quantity is asked for: a number answers, and need not repeat them.
+_MEASURE_WORDS = frozenset("""
+    size sizes scale scales version versions number numbers factor factors amount amounts count counts value
+    values percentage percentages fraction fractions ratio ratios dimension dimensions degree degrees level
+    levels""".split())
+
+
+def attribute_terms(question: str, named: dict[str, list[str]] | None = None) -> set[str]:
+    """The stemmed words of the attribute a "what/which <attribute> ...?" question asks for, or an empty set.
+
+    "What kernel function does the GP in REBMBO use?" -> {"kernel"}; "Under what licence is X
+    released?" -> {"licenc"}. Words an answer need not repeat (method, dataset, kind, ...) and the
+    names the question gives are left out.
+    """
+    from rag.index.lexical import tokenize
+
+    m = _ASKS_ATTRIBUTE.search(question)
+    if not m:
+        return set()
+    phrase = m.group(1)
+    if any(w.casefold() in _MEASURE_WORDS for w in re.findall(r"[\w-]+", phrase)):
+        return set()  # "what size", "which version", "what factor": a number answers, checked elsewhere
+    names = {n.casefold() for n in named or {}} | {n.casefold() for n in extract_names(question)}
+    words = [w for w in re.findall(r"[\w-]+", phrase)
+             if w.casefold() not in _ANSWERED_BY_INSTANCE and w.casefold() not in names]
+    return {x for w in words for x in tokenize(w, compounds=False)}
+
+
+def states_attribute(question: str, named: dict[str, list[str]] | None = None) -> Callable[[str], bool] | None:
+    """For "what/which <attribute> ...?" about a paper the question names, a check that a text mentions
+    the attribute ("kernel" for "What kernel function ...?"); None when the question has no such phrase.
+
+    An abstract that never mentions a paper's licence, its kernel or a year does not state which one
+    it is, however close its other sentences are to the rest of the question.
+    """
+    from rag.answering.candidates import matches
+    from rag.index.lexical import tokenize
+
+    terms = attribute_terms(question, named)
+    if not terms:
+        return None
+
+    def mentions(text: str) -> bool:
+        words = set(tokenize(text, compounds=False))
+        return any(matches(x, words) for x in terms)
+    return mentions
 
 
 def _initials(words: list[str]) -> str:
