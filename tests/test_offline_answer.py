@@ -861,3 +861,15 @@ def test_how_many_counts_the_plural_that_follows_whatever_the_verb():
     assert counted("How many annotators labelled the Halo dataset?") == "annotators"
     assert counted_terms("How many GPUs trained Halo?") == {"gpu"}
     assert counted_terms("How many of the tasks does Halo solve?") == {"task"}
+
+
+def test_names_given_as_examples_do_not_say_which_paper_is_asked_about():
+    # Another paper, titled by an example benchmark, mentions it; the question asks about Beta.
+    other = _hit("Judging chat models with MT-Bench", "Starling is a chat model evaluated on AlpacaEval and "
+                 "MT-Bench, where it ranks first.")
+    beta = _hit("Beta", "We introduce Beta, a preference optimisation method with a per-pair KL penalty. Beta "
+                "improves win rates on Arena-Hard and Vicuna-Bench.")
+    named = {"Beta": ["beta"], "AlpacaEval": [other.doc_id], "MT-Bench": [other.doc_id]}
+    res = compose("Which chatbot benchmarks (e.g. AlpacaEval or MT-Bench) does Beta report results on?",
+                  [other, beta], named=named, similarity=lambda t, q: np.full(len(t), 0.9))
+    assert "Starling" not in res.text and (res.cited == [1] or "Beta abstract does not state it" in res.text)

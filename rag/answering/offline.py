@@ -146,7 +146,7 @@ def compose(
     crosslingual = is_chinese(question)
     # In an English question a second name may be the detail asked about (its words are then focus
     # words); a Chinese question's Latin-script words are not scored as words, only by meaning.
-    named = named or {}
+    named = _without_examples(named or {}, question)
     if not crosslingual:
         named = _paper_names(named, hits)
     # "the proxy target framework", "the global convergence proof for single-timescale actor-critic":
@@ -294,6 +294,28 @@ def _without_field_acronyms(named: dict[str, list[str]], hits: list[Hit]) -> dic
         return any(word.search(_label_key(h)) for h in hits if h.doc_id in doc_ids)
 
     return {n: docs for n, docs in named.items() if not _TERM_ACRONYM.fullmatch(n) or labels(n, docs)}
+
+
+# "(e.g. AlpacaEval or MT-Bench)", "such as LoRA": what follows gives examples of what is asked.
+_EXAMPLES = re.compile(r"(?:\be\.g\.|\bsuch as\b|\bfor (?:example|instance)\b|例如|比如)[^?？.;；)）]*", re.I)
+
+
+def _without_examples(named: dict[str, list[str]], question: str) -> dict[str, list[str]]:
+    """The question's names less those it gives only as examples, when another name remains.
+
+    "Which chatbot benchmarks (e.g. AlpacaEval or MT-Bench) does ε-DPO report?" asks about ε-DPO;
+    the benchmarks are examples of the answer. Among thousands of abstracts another paper that
+    mentions them must not be taken for the paper asked about.
+    """
+    spans = [m.span() for m in _EXAMPLES.finditer(question)]
+    if not spans or len(named) < 2:
+        return named
+
+    def only_in_examples(name: str) -> bool:
+        at = [m.start() for m in re.finditer(re.escape(name), question)]
+        return bool(at) and all(any(a <= i < b for a, b in spans) for i in at)
+    kept = {n: docs for n, docs in named.items() if not only_in_examples(n)}
+    return kept or named
 
 
 def _paper_names(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list[str]]:
