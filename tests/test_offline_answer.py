@@ -113,16 +113,16 @@ def test_unanswerable_question_is_refused(seed_settings):
 
 
 @pytest.mark.parametrize(
-    "question, name, doc",
-    [("Who are the authors of AlphaNet?", "AlphaNet", "alpha"),
-     ("What learning rate does the BetaNet sampler use?", "BetaNet", "beta"),
-     ("Under which licence is AlphaNet released?", "AlphaNet", "alpha")],
+    "question, name, doc, detail",
+    [("Who are the authors of AlphaNet?", "AlphaNet", "alpha", "it"),
+     ("What learning rate does the BetaNet sampler use?", "BetaNet", "beta", "the learning rate"),
+     ("Under which licence is AlphaNet released?", "AlphaNet", "alpha", "the licence")],
 )
-def test_a_detail_the_named_abstract_does_not_state_is_refused_naming_the_paper(question, name, doc):
+def test_a_detail_the_named_abstract_does_not_state_is_refused_naming_the_paper(question, name, doc, detail):
     # Close in meaning (a cosine e5 gives a related sentence) but no sentence states the detail.
     res = compose(question, HITS, named={name: [doc]}, similarity=lambda t, q: np.full(len(t), 0.86))
     label = {"alpha": "Alpha", "beta": "Beta"}[doc]
-    assert res.refused and res.text == f"{REFUSAL} The {label} abstract does not state it."
+    assert res.refused and res.text == f"{REFUSAL} The {label} abstract does not state {detail}."
 
 
 def test_only_close_stems_match():
@@ -368,7 +368,7 @@ def test_abstract_closeness_below_the_threshold_or_on_a_lower_hit_is_no_evidence
 
 def test_abstract_closeness_does_not_answer_for_a_named_paper_or_a_chinese_question():
     named = compose("What learning rate does Beta use?", HITS, named={"Beta": ["beta"]}, closeness=[0.9, 0.9, 0.9])
-    assert named.refused and "Beta abstract does not state it" in named.text
+    assert named.refused and "Beta abstract does not state the learning rate" in named.text
     assert compose("机器怎样通过相信自己的成功而学得更快？", HITS, closeness=[0.9, 0.2, 0.1]).refused
 
 
@@ -395,7 +395,7 @@ SPOT = _hit("Spot", "We propose Spot, a method that computes decision tree polic
 ])
 def test_a_quantity_question_is_refused_when_no_quoted_sentence_states_a_number(question):
     res = compose(question, [SPOT], named={"Spot": ["spot"]})
-    assert res.refused and "Spot abstract does not state it" in res.text
+    assert res.refused and "Spot abstract does not state" in res.text
 
 
 def test_a_quantity_written_in_words_is_a_number():
@@ -430,7 +430,7 @@ def test_a_refusal_names_the_paper_only_when_it_is_certain_which():
     both = {"DISCO": [other.doc_id, own.doc_id]}
     # The distractor ranks first, but the abstract labelled by the name is the one meant.
     res = compose("What batch size does DISCO use?", [other, own], named=both)
-    assert res.refused and res.text.endswith("The DISCO abstract does not state it.")
+    assert res.refused and res.text.endswith("The DISCO abstract does not state the batch size.")
     third = _hit("Gamma", "We evaluate on a Unitree G1. Gamma walks.")
     fourth = _hit("Delta", "Delta runs on the G1 humanoid.")
     res = compose("What is the retail price of the G1?", [third, fourth], named={"G1": ["gamma", "delta"]})
@@ -557,7 +557,7 @@ def test_a_count_answers_only_when_it_counts_the_thing_asked_about():
     hit = _hit("QSHNN", "QSHNN is a quaternion Hopfield network. It projects each 4x4 block of the weight "
                "matrix onto the closest quaternionic structure.")
     res = compose("How many quaternion neurons does QSHNN use?", [hit], named={"QSHNN": ["qshnn"]})
-    assert res.refused and "QSHNN abstract does not state it" in res.text
+    assert res.refused and "QSHNN abstract does not state the number of quaternion neurons" in res.text
 
 
 @pytest.mark.parametrize("text, states", [
@@ -603,7 +603,7 @@ def test_a_quantity_question_is_not_answered_by_a_sentence_whose_only_digits_are
     hit = _hit("Halo", "We introduce Halo, a synthetic video dataset of impossible scenes. We evaluate several "
                "leading VLMs, including Qwen-2.5-VL and Video-R1, on Halo videos.")
     res = compose("How many videos does Halo contain?", [hit], named={"Halo": ["halo"]})
-    assert res.refused and "Halo abstract does not state it" in res.text
+    assert res.refused and "Halo abstract does not state the number of videos" in res.text
 
 
 def test_an_unknown_name_beside_known_details_is_the_paper_asked_about():
@@ -834,10 +834,11 @@ def test_an_attribute_the_named_abstract_never_mentions_is_refused():
     hit = _hit("Rebo", "We propose Rebo, which integrates Gaussian Processes for local guidance with an energy-based "
                "model for global exploration. Rebo beats prior Bayesian optimization methods on five benchmarks.")
     sim = lambda t, q: np.full(len(t), 0.9)  # noqa: E731 - every sentence sounds close
-    for question in ("What kernel function does the Gaussian Process in Rebo use?",
-                     "In what year was Rebo released?", "Under what licence is Rebo released?"):
+    for question, detail in (("What kernel function does the Gaussian Process in Rebo use?", "the kernel function"),
+                             ("In what year was Rebo released?", "the year"),
+                             ("Under what licence is Rebo released?", "the licence")):
         res = compose(question, [hit], named={"Rebo": ["rebo"]}, similarity=sim)
-        assert res.refused and "Rebo abstract does not state it" in res.text, question
+        assert res.refused and res.text.endswith(f"The Rebo abstract does not state {detail}."), question
     # The attribute stated: answered. A generic word ("method") or a measure ("size") is no attribute.
     stated = _hit("Rebo", "Rebo's Gaussian Process uses a Matern kernel for local guidance. Rebo beats prior "
                   "Bayesian optimization methods on five benchmarks.")
@@ -872,4 +873,4 @@ def test_names_given_as_examples_do_not_say_which_paper_is_asked_about():
     named = {"Beta": ["beta"], "AlpacaEval": [other.doc_id], "MT-Bench": [other.doc_id]}
     res = compose("Which chatbot benchmarks (e.g. AlpacaEval or MT-Bench) does Beta report results on?",
                   [other, beta], named=named, similarity=lambda t, q: np.full(len(t), 0.9))
-    assert "Starling" not in res.text and (res.cited == [1] or "Beta abstract does not state it" in res.text)
+    assert "Starling" not in res.text and (res.cited == [1] or "Beta abstract does not state" in res.text)

@@ -248,6 +248,17 @@ def attribute_terms(question: str, named: dict[str, list[str]] | None = None) ->
     return {x for w in words for x in tokenize(w, compounds=False)}
 
 
+def asked_detail(question: str) -> str:
+    """What an English question asks for, as a refusal can name it: "the kernel function" for "What
+    kernel function does X use?", "the number of GPU hours" for "How many GPU hours ...?"; else "it"."""
+    m = _ASKS_ATTRIBUTE.search(question)
+    if m:
+        return "the " + m.group(1)
+    if re.search(r"\bhow many\b", question, re.I) and counted(question):
+        return "the number of " + counted(question)
+    return "it"
+
+
 def states_attribute(question: str, named: dict[str, list[str]] | None = None) -> Callable[[str], bool] | None:
     """For "what/which <attribute> ...?" about a paper the question names, a check that a text mentions
     the attribute ("kernel" for "What kernel function ...?"); None when the question has no such phrase.

@@ -12,8 +12,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asks_for_name, asks_quantity as _asks_quantity, counted,
-                                 missing_field_terms, states_what_is_asked)
+from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, asks_for_name,
+                                 asks_quantity as _asks_quantity, counted, missing_field_terms, states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order, matches
 from rag.answering.quoting import (INTRO, cited, denial, denies, one_passage_each, render, with_denial, with_followers,
                                    with_next_best, with_proposal)
@@ -239,7 +239,7 @@ def compose(
             evidence = t.min_evidence
     if evidence < t.min_evidence:
         if wanted:
-            return _refuse(_not_stated(hits, wanted, named), evidence)
+            return _refuse(_not_stated(hits, wanted, named, "it" if crosslingual else asked_detail(question)), evidence)
         return _refuse("", evidence)
     # A Chinese question's words reach English sentences through their dictionary glosses.
     denied = focus if not crosslingual else [x for x in content_terms(english_query(question)) if x not in name_terms]
@@ -341,8 +341,9 @@ def _label_key(hit: Hit) -> str:
     return _label_text(hit).casefold()
 
 
-def _not_stated(hits: list[Hit], wanted: set[str], named: dict[str, list[str]]) -> str:
-    """Why a question naming a paper is refused, naming the paper only when it is certain which.
+def _not_stated(hits: list[Hit], wanted: set[str], named: dict[str, list[str]], what: str = "it") -> str:
+    """Why a question naming a paper is refused, naming the paper only when it is certain which,
+    and `what` it asks for ("the kernel function"; "it" when the question's form does not say).
 
     A name several abstracts mention ("DISCO", also a distractor's "DisCo") must not make the
     refusal speak of another paper: the one whose label holds the name is meant, else all of them.
@@ -354,8 +355,8 @@ def _not_stated(hits: list[Hit], wanted: set[str], named: dict[str, list[str]]) 
     own = [h for h in docs if any(n in label[h.doc_id] for n in names)]
     for group in (docs, exact, own):  # one abstract; else the one labelled by the name; else holding it
         if len({h.doc_id for h in group}) == 1:
-            return f"The {group[0].label or group[0].title} abstract does not state it."
-    return f"No abstract that mentions {', '.join(named)} states it."
+            return f"The {group[0].label or group[0].title} abstract does not state {what}."
+    return f"No abstract that mentions {', '.join(named)} states {what}."
 
 
 def _close_first_abstract(closeness: Sequence[float | None] | None, allowed: list[int],
