@@ -4,6 +4,7 @@ Deterministic: no generated queries; ties broken by chunk id. One hit per docume
 """
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -74,13 +75,15 @@ def fuse(rankings: list[list[str]], rrf_k: int, weights: list[float] | None = No
 
 
 _POOL: list[ThreadPoolExecutor] = []
+_POOL_LOCK = threading.Lock()
 
 
 def _embed_pool() -> ThreadPoolExecutor:
     """The one worker thread that embeds questions with the English models."""
-    if not _POOL:
-        _POOL.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-embed"))
-    return _POOL[0]
+    with _POOL_LOCK:
+        if not _POOL:
+            _POOL.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-embed"))
+        return _POOL[0]
 
 
 def _english_vectors(english: str, query: str, second: SecondModel | None, paraphrase: SecondModel | None,
