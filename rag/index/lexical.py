@@ -50,13 +50,18 @@ def tokenize(text: str, *, compounds: bool = True) -> list[str]:
 
     With `compounds`, a hyphenated word also yields its joined form ("T2I-R1" -> "t2ir1").
     """
-    return list(_tokenize(text, compounds))
+    return list(_cached_terms(text, compounds))
 
 
 # The answerer tokenizes the same retrieved sentences several times per question, and again for
-# the next question about the same papers: cleaning and stemming were a fifth of its time.
+# the next question about the same papers: cleaning and stemming were a fifth of its time. (Building
+# BM25 reads every chunk once: it calls `_terms` and leaves the cache to the answerer.)
 @lru_cache(maxsize=16384)
-def _tokenize(text: str, compounds: bool) -> tuple[str, ...]:
+def _cached_terms(text: str, compounds: bool) -> tuple[str, ...]:
+    return _terms(text, compounds)
+
+
+def _terms(text: str, compounds: bool) -> tuple[str, ...]:
     out: list[str] = []
     stop = _stopwords()
     for tok in _WORD.findall(_ACRONYM_PLURAL.sub(r"\1", clean(text)).lower()):
@@ -113,7 +118,7 @@ def index_texts(chunk_ids: Sequence[str], texts: Sequence[str]) -> LexicalIndex:
     import bm25s
 
     bm25 = bm25s.BM25()
-    bm25.index([tokenize(t) or ["\u2205"] for t in texts], show_progress=False)
+    bm25.index([list(_terms(t, True)) or ["\u2205"] for t in texts], show_progress=False)
     return LexicalIndex(bm25, list(chunk_ids))
 
 
