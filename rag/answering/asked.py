@@ -239,13 +239,12 @@ def attribute_terms(question: str, named: dict[str, list[str]] | None = None) ->
     m = _ASKS_ATTRIBUTE.search(question)
     if not m:
         return set()
-    phrase = m.group(1)
-    if any(w.casefold() in _MEASURE_WORDS for w in re.findall(r"[\w-]+", phrase)):
+    words = [w.casefold() for w in re.findall(r"[\w-]+", m.group(1))]
+    if any(w in _MEASURE_WORDS for w in words):
         return set()  # "what size", "which version", "what factor": a number answers, checked elsewhere
     names = {n.casefold() for n in named or {}} | {n.casefold() for n in extract_names(question)}
-    words = [w for w in re.findall(r"[\w-]+", phrase)
-             if w.casefold() not in _ANSWERED_BY_INSTANCE and w.casefold() not in names]
-    return {x for w in words for x in tokenize(w, compounds=False)}
+    return {x for w in words if w not in _ANSWERED_BY_INSTANCE and w not in names
+            for x in tokenize(w, compounds=False)}
 
 
 def asked_detail(question: str) -> str:
@@ -254,9 +253,8 @@ def asked_detail(question: str) -> str:
     m = _ASKS_ATTRIBUTE.search(question)
     if m:
         return "the " + m.group(1)
-    if re.search(r"\bhow many\b", question, re.I) and counted(question):
-        return "the number of " + counted(question)
-    return "it"
+    what = counted(question) if re.search(r"\bhow many\b", question, re.I) else ""
+    return f"the number of {what}" if what else "it"
 
 
 def states_attribute(question: str, named: dict[str, list[str]] | None = None) -> Callable[[str], bool] | None:

@@ -157,16 +157,16 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     # Chunks by their closest sentence: a reworded question matches one sentence better than a
     # whole abstract.
     by_sentence = sentences.rank(qvec, n, only=allowed) if sentences is not None else []
+    qvec2, qvec3, translated_vector = english_vectors.result()
     # A Chinese question's dictionary translation, embedded as English: e5 reads both languages, and the
     # translation names the topic in the abstracts' own terms (with the ML glossary) where the
     # cross-lingual vector is vague.
-    # A second model fails on other questions than e5 (a Chinese question reaches it through its
-    # translation); the paraphrase model ranks English questions only (through the rough
-    # translation it lost Chinese questions their papers).
-    qvec2, qvec3, translated_vector = english_vectors.result()
     translated: list[tuple[StoredChunk, float]] = []
     if translated_vector is not None:
         translated = store.query(translated_vector, n, where=where, ids=by_id)
+    # A second model fails on other questions than e5 (a Chinese question reaches it through its
+    # translation); the paraphrase model ranks English questions only (through the rough
+    # translation it lost Chinese questions their papers).
     by_second = second[0].rank(qvec2, n, only=allowed) if second is not None else []
     by_paraphrase = paraphrase[0].rank(qvec3, n, only=allowed) if paraphrase is not None and qvec3 is not None else []
     t3 = time.perf_counter()
