@@ -854,6 +854,26 @@ def test_attribute_words_leave_out_what_an_answer_need_not_repeat():
     assert attribute_terms("Which technique does Rebo use?") == set()  # answered by a name
     assert attribute_terms("What size are the blocks Rebo projects?") == set()  # answered by a number
     assert attribute_terms("What does Rebo stand for?") == set()
+    # A clause after "what"/"which" names no attribute.
+    assert attribute_terms("What does the Rebo paper do first?") == set()
+    assert attribute_terms("Rebo ran at two sizes; in which one does it gain more?") == set()
+
+
+def test_a_refusal_names_the_detail_only_when_the_question_gives_a_noun_phrase():
+    from rag.answering.asked import asked_detail
+
+    named = {"Rebo": ["rebo"]}
+    assert asked_detail("What kernel function does the GP in Rebo use?", named) == "the kernel function"
+    assert asked_detail("How many GPU hours did Rebo take?", named) == "the number of GPU hours"
+    assert asked_detail("Which GPUs were used to train Rebo?", named) == "the GPUs"
+    # Clauses, comparisons and the paper's own name are not named as "the ...".
+    for question in ("What does the Rebo paper do first, before its benchmark?",
+                     "Rebo ran at two sizes; in which one does it gain more?",
+                     "How many peaks should the focus probability of Rebo have?",
+                     "How many fewer parameters does Rebo use?",
+                     "How many times faster is Rebo than GPT-4o?",
+                     "What is the dimension of the systems on which Rebo is evaluated?"):
+        assert asked_detail(question, named) == "it", question
 
 
 def test_how_many_counts_the_plural_that_follows_whatever_the_verb():

@@ -227,6 +227,29 @@ _MEASURE_WORDS = frozenset("""
     levels""".split())
 
 
+# Words that cannot be part of the noun phrase naming an attribute: what follows "what"/"which" is then a
+# clause ("What does the X paper do ...?", "in which one does it ...", "what a population was doing").
+_NOT_IN_ATTRIBUTE = frozenset("""
+    does do did is are was were has have had can could would will should may might must shall
+    the a an this that these those it its they them their one ones he she we you i""".split())
+# "How many fewer parameters ...?", "how many times faster ...?": a comparison, not a count of things.
+_NOT_COUNTED = frozenset("fewer more less times".split())
+
+
+def _attribute_phrase(question: str, named: dict[str, list[str]] | None = None) -> str:
+    """The noun phrase a "what/which <attribute> ...?" question asks for ("kernel function"), or ""
+    when the words after "what"/"which" are a clause or only the name of the paper asked about
+    ("the systems on which JacobianODE is evaluated")."""
+    m = _ASKS_ATTRIBUTE.search(question)
+    if not m:
+        return ""
+    words = m.group(1).split()
+    if any(w.casefold() in _NOT_IN_ATTRIBUTE for w in words):
+        return ""
+    papers = {n.casefold() for n in named or {}}
+    return "" if all(w.casefold() in papers for w in words) else m.group(1)
+
+
 def attribute_terms(question: str, named: dict[str, list[str]] | None = None) -> set[str]:
     """The stemmed words of the attribute a "what/which <attribute> ...?" question asks for, or an empty set.
 
@@ -236,10 +259,10 @@ def attribute_terms(question: str, named: dict[str, list[str]] | None = None) ->
     """
     from rag.index.lexical import tokenize
 
-    m = _ASKS_ATTRIBUTE.search(question)
-    if not m:
+    phrase = _attribute_phrase(question, named)
+    if not phrase:
         return set()
-    words = [w.casefold() for w in re.findall(r"[\w-]+", m.group(1))]
+    words = [w.casefold() for w in re.findall(r"[\w-]+", phrase)]
     if any(w in _MEASURE_WORDS for w in words):
         return set()  # "what size", "which version", "what factor": a number answers, checked elsewhere
     names = {n.casefold() for n in named or {}} | {n.casefold() for n in extract_names(question)}
@@ -247,14 +270,17 @@ def attribute_terms(question: str, named: dict[str, list[str]] | None = None) ->
             for x in tokenize(w, compounds=False)}
 
 
-def asked_detail(question: str) -> str:
+def asked_detail(question: str, named: dict[str, list[str]] | None = None) -> str:
     """What an English question asks for, as a refusal can name it: "the kernel function" for "What
     kernel function does X use?", "the number of GPU hours" for "How many GPU hours ...?"; else "it"."""
-    m = _ASKS_ATTRIBUTE.search(question)
-    if m:
-        return "the " + m.group(1)
+    phrase = _attribute_phrase(question, named)
+    if phrase:
+        return "the " + phrase
     what = counted(question) if re.search(r"\bhow many\b", question, re.I) else ""
-    return f"the number of {what}" if what else "it"
+    words = what.casefold().split()
+    if not words or words[0] in _NOT_COUNTED or any(w in _NOT_IN_ATTRIBUTE for w in words):
+        return "it"  # "how many fewer ...", "how many peaks should the ...": no clean noun phrase to name
+    return f"the number of {what}"
 
 
 def states_attribute(question: str, named: dict[str, list[str]] | None = None) -> Callable[[str], bool] | None:

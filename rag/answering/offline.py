@@ -239,7 +239,7 @@ def compose(
             evidence = t.min_evidence
     if evidence < t.min_evidence:
         if wanted:
-            return _refuse(_not_stated(hits, wanted, named, "it" if crosslingual else asked_detail(question)), evidence)
+            return _refuse(_not_stated(hits, wanted, named, "it" if crosslingual else asked_detail(question, named)), evidence)
         return _refuse("", evidence)
     # A Chinese question's words reach English sentences through their dictionary glosses.
     denied = focus if not crosslingual else [x for x in content_terms(english_query(question)) if x not in name_terms]
