@@ -31,8 +31,13 @@ def test_offline_eval_stays_within_tolerance_of_the_committed_baseline(seed_inde
 
 
 def test_check_with_k1_fails_against_the_default_k_baseline(seed_settings, tmp_path):
-    res = runner.invoke(app, ["eval", "--check", "-k", "1", "--questions", str(QUESTIONS),
-                              "--baseline", str(BASELINE), "--out", str(tmp_path / "results")])
+    # Questions about two or more papers: with one hit each, recall@k and their answers must fall.
+    small = _small_set(tmp_path, ("multi-02", "multi-07", "multi-08", "multi-09", "lookup-02"))
+    base, out = tmp_path / "base.json", tmp_path / "results"
+    args = ["eval", "--questions", str(small), "--baseline", str(base), "--out", str(out)]
+    saved = runner.invoke(app, args + ["--save-baseline"])
+    assert saved.exit_code == 0, saved.output
+    res = runner.invoke(app, args + ["--check", "-k", "1"])
     assert res.exit_code == 1, res.output
     assert "REGRESSED" in res.output and "retrieval recall@k" in res.output
     assert "check FAILED" in res.output and "recall_at_k" in res.output
