@@ -894,3 +894,27 @@ def test_names_given_as_examples_do_not_say_which_paper_is_asked_about():
     res = compose("Which chatbot benchmarks (e.g. AlpacaEval or MT-Bench) does Beta report results on?",
                   [other, beta], named=named, similarity=lambda t, q: np.full(len(t), 0.9))
     assert "Starling" not in res.text and (res.cited == [1] or "Beta abstract does not state" in res.text)
+
+
+@pytest.mark.parametrize("question", ["Compare Alpha and Beta.", "How do Alpha and Beta differ?",
+                                      "What is the difference between Alpha and Beta?", "Alpha vs Beta"])
+def test_a_comparison_of_named_papers_quotes_what_each_one_proposes(question):
+    # Abstracts never compare each other: each named paper's own sentences answer, side by side.
+    named = {"Alpha": ["alpha"], "Beta": ["beta"]}
+    res = compose(question, HITS, named=named, similarity=lambda t, q: np.full(len(t), 0.84))
+    assert not res.refused and res.cited == [0, 1], question
+    assert "We propose Alpha" in res.text and "We introduce Beta" in res.text
+    assert "TacBench" not in res.text  # a paper the question does not name
+
+
+def test_a_comparison_on_an_aspect_neither_paper_states_is_refused():
+    named = {"Alpha": ["alpha"], "Beta": ["beta"]}
+    res = compose("Compare the learning rates of Alpha and Beta.", HITS, named=named,
+                  similarity=lambda t, q: np.full(len(t), 0.84))
+    assert res.refused
+
+
+def test_a_comparison_with_a_paper_nothing_mentions_names_it_in_the_refusal():
+    res = compose("Compare Alpha and FooNet.", HITS, named={"Alpha": ["alpha"]}, unknown_names=["FooNet"],
+                  similarity=lambda t, q: np.full(len(t), 0.84))
+    assert res.refused and res.text.endswith("No indexed abstract mentions FooNet.")

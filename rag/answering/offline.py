@@ -66,6 +66,11 @@ _ASKS_WHICH_PAPER = re.compile(r"\bwhich (?:paper|work|article|study)\b|哪篇",
 # With a paper named, its plural nouns are its own ("SnapViT's pruned models", "the methods RoboRefer
 # compares"; "RoboRefer 用了哪些数据集"): only a word for papers asks for other papers beside it
 # ("Which papers study X, such as LTI systems?").
+# Words of a question asking how papers it names compare ("Compare X and Y", "How do X and Y differ?",
+# "X vs Y"): they say how to answer, not what a sentence must state (abstracts never compare each other).
+_COMPARISON_TERMS = frozenset(tokenize("compare comparison compared differ difference differences different "
+                                       "contrast similar similarity similarities versus vs relate related "
+                                       "relationship common between", compounds=False))
 _ASKS_FOR_PAPERS = re.compile(r"\b(?:papers|articles)\b|论文", re.I)
 # "What is proposed ...?", "Which method does X introduce?", "Which paper ...?": asks for the
 # paper's own proposal.
@@ -178,6 +183,12 @@ def compose(
     name_terms = (set() if many or _ASKS_WHICH_PAPER.search(question) or described
                   else {x for n in named for x in tokenize(n, compounds=True)})
     focus = [x for x in terms if x not in name_terms and not CJK.match(x)]
+    # "Compare X and Y": with two or more papers named, the comparison words are no focus. With no other
+    # focus word the question asks what each paper is, answered below by each one's own sentences; with
+    # one ("Compare the sample efficiency of X and Y") it is answered, or refused, by those words.
+    comparing = len(wanted) >= 2 and any(x in _COMPARISON_TERMS for x in focus)
+    if comparing:
+        focus = [x for x in focus if x not in _COMPARISON_TERMS]
     if _asks_quantity(question):
         focus = [x for x in focus if x not in _QUANTITY_WORDS] or focus
     # With the paper settled by its name, every sentence of it is "about" the name: what
@@ -210,6 +221,12 @@ def compose(
             if any(re.search(rf"\(\s*\$?{re.escape(n)}\$?\s*\)", c.text) for n in named):
                 c.score = max(c.score, t.min_evidence + t.intro_bonus)
     chosen = _choose(pool, q_terms=focus, weights=weights, many=many, t=t)
+    if comparing and not focus:  # "Compare X and Y": each named paper's best sentence, whatever the others score
+        best: dict[int, Candidate] = {}
+        for c in pool:
+            if c.hit_index not in best or c.score > best[c.hit_index].score:
+                best[c.hit_index] = c
+        chosen = in_source_order(list(best.values()))
     # The answer's evidence: its best sentence, or what its sentences state together (a
     # question about two papers is answered by a sentence of each).
     together = _together(chosen, focus, weights, t, lexical=not crosslingual)
@@ -238,6 +255,9 @@ def compose(
             chosen = _choose([c for c in pool if c.hit_index == near], q_terms=focus, weights=weights, many=many, t=t)
             evidence = t.min_evidence
     if evidence < t.min_evidence:
+        if wanted and unknown_names and any(x in _COMPARISON_TERMS for x in terms):
+            # "Compare BraVE and FooNet": the paper compared with is what the corpus lacks
+            return _refuse(f"No indexed abstract mentions {', '.join(unknown_names)}.", evidence)
         if wanted:
             return _refuse(_not_stated(hits, wanted, named, "it" if crosslingual else asked_detail(question, named)), evidence)
         return _refuse("", evidence)
@@ -247,8 +267,8 @@ def compose(
     chosen = with_denial(with_followers(chosen, pool), pool, denied, question)
     # A question naming no paper does not know which paper answers it: the paper's "we propose ..."
     # sentence tells the reader (and names the method), as for a question asking what is proposed.
-    if _ASKS_PROPOSED.search(question) or not wanted:
-        chosen = with_proposal(chosen, pool, every_paper=many)  # context for the reader, not evidence
+    if _ASKS_PROPOSED.search(question) or not wanted or comparing:
+        chosen = with_proposal(chosen, pool, every_paper=many or comparing)  # context for the reader, not evidence
     chosen, shown = one_passage_each(chosen, passages)
     return OfflineResult(render(chosen, hits), cited(chosen), False, evidence, shown)
 
