@@ -918,3 +918,18 @@ def test_a_comparison_with_a_paper_nothing_mentions_names_it_in_the_refusal():
     res = compose("Compare Alpha and FooNet.", HITS, named={"Alpha": ["alpha"]}, unknown_names=["FooNet"],
                   similarity=lambda t, q: np.full(len(t), 0.84))
     assert res.refused and res.text.endswith("No indexed abstract mentions FooNet.")
+
+
+@pytest.mark.parametrize("question", ["Summarize Alpha.", "Give me a short overview of Alpha, please.",
+                                      "TL;DR of Alpha"])
+def test_a_request_for_a_summary_of_a_named_paper_quotes_it(question):
+    res = compose(question, HITS, named={"Alpha": ["alpha"]}, similarity=lambda t, q: np.full(len(t), 0.84))
+    assert not res.refused and res.cited == [0] and "We propose Alpha" in res.text, question
+
+
+def test_summarization_later_in_a_question_stays_its_topic():
+    from rag.answering.offline import content_terms
+
+    assert content_terms("Summarize the Alpha paper.") == ["alpha"]
+    assert "summar" in content_terms("Which papers study text summarization?")
+    assert "summar" in content_terms("How does Alpha summarize long documents?")

@@ -31,7 +31,7 @@ _QUESTION_WORDS = set(tokenize(
     "tell me about explain mention mentions report reports any there according corpus "
     "main key idea contribution contributions many much need needs kind type types called name named "
     "give list show find use uses used using achieve achieves achieved obtain obtains reach reaches "
-    "has have had anyone someone somebody ever "
+    "has have had anyone someone somebody ever please "
     # How results were obtained: abstracts say it with any verb ("experiments on X show"), so the
     # question's verb says nothing about which sentence answers it. Nouns ("the experiments") stay:
     # abstracts name their experiments with them.
@@ -93,8 +93,16 @@ def _refuse(reason: str = "", evidence: float = 0.0) -> OfflineResult:
     return OfflineResult(f"{REFUSAL} {reason}".strip(), [], True, evidence)
 
 
+# A request for an account of a paper ("Summarize X.", "Give me an overview of X"): its opening words
+# frame the request. Only at the start: "summarization" or "overview" later in a question is its topic.
+_ACCOUNT_REQUEST = re.compile(r"^\W*(?:please\W+)?(?:(?:summari[sz]e|outline)\b|(?:(?:give|provide|write)\s+"
+                              r"(?:me\s+|us\s+)?)?(?:an?\s+)?(?:(?:short|brief|quick)\s+)?(?:summary|overview|"
+                              r"tl;?\s?dr)\s+of\b)", re.I)
+
+
 def content_terms(question: str) -> list[str]:
     """The question's stemmed content words: what it is about, without its framing."""
+    question = _ACCOUNT_REQUEST.sub(" ", question)
     return [t for t in dict.fromkeys(tokenize(question, compounds=False)) if t not in _QUESTION_WORDS]
 
 
