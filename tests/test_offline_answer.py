@@ -933,3 +933,13 @@ def test_summarization_later_in_a_question_stays_its_topic():
     assert content_terms("Summarize the Alpha paper.") == ["alpha"]
     assert "summar" in content_terms("Which papers study text summarization?")
     assert "summar" in content_terms("How does Alpha summarize long documents?")
+
+
+def test_what_a_paper_found_or_measures_is_asked_in_framing_words():
+    # "What are the key results of Alpha?": an abstract states its results without the word.
+    res = compose("What are the key results of Alpha?", HITS, named={"Alpha": ["alpha"]},
+                  similarity=lambda t, q: np.full(len(t), 0.84))
+    assert not res.refused and res.cited == [0]
+    res = compose("What does TacBench measure?", HITS, named={"TacBench": ["gamma"]},
+                  similarity=lambda t, q: np.full(len(t), 0.84))
+    assert not res.refused and res.cited == [2]

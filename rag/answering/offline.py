@@ -35,7 +35,9 @@ _QUESTION_WORDS = set(tokenize(
     # How results were obtained: abstracts say it with any verb ("experiments on X show"), so the
     # question's verb says nothing about which sentence answers it. Nouns ("the experiments") stay:
     # abstracts name their experiments with them.
-    "evaluate evaluated evaluates tested assess assessed "
+    "evaluate evaluated evaluates tested assess assessed measure measures measured "
+    # "What are the key results of X?": an abstract states its results without the word ("X outperforms ...").
+    "result results finding findings outcome outcomes "
     # "How many X does Y contain?": abstracts state what a thing holds as "Y of 20M X", so the verb of
     # inclusion says nothing about which sentence answers.
     "contain contains contained include includes consist consists comprise comprises "
