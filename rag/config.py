@@ -161,6 +161,11 @@ class Settings(BaseSettings):
                     "(rag.index.translate; 0 turns it off). Chosen on the eval's dev split.")
     lexical_min_ratio: float = Field(
         0.5, ge=0, le=1, description="BM25 hits scoring under this share of the best BM25 hit are dropped.")
+    distinct_lexical_weight: float = Field(
+        1.0, ge=0,
+        description="Weight of one more ranking holding BM25's best chunk alone, when no other chunk keeps "
+                    "`lexical_min_ratio` of its score (a word of the question that only this abstract uses, "
+                    "which the dense models do not see). 0 turns it off.")
     answer_mode: Literal["auto", "llm", "offline"] = Field("auto", description="`auto`, `llm` or `offline`.")
     llm_model: str = Field("gpt-4o-mini", description="Chat model name for LLM answers.")
     openai_base_url: str | None = Field(

@@ -48,6 +48,15 @@ def test_zero_score_bm25_results_never_enter_fusion(seed_settings):
     assert len(res.hits) == 5 and all(h.lexical_score is None for h in res.hits)
 
 
+def test_a_word_only_one_abstract_uses_brings_it_into_the_hits(seed_settings):
+    # "Utah" (array) is in OMiSO's abstract alone; the dense models do not see the word, and BM25 at its
+    # usual weight could not lift the paper past their five hits. Off, it is not found.
+    question = "Which paper uses a Utah array?"
+    assert rag.retrieve(question, k=5, settings=seed_settings)[0].label == "OMiSO"
+    off = seed_settings.with_overrides(distinct_lexical_weight=0)
+    assert "OMiSO" not in [h.label for h in rag.retrieve(question, k=5, settings=off)]
+
+
 def test_a_chinese_question_gets_a_lexical_ranking_from_its_translation(seed_settings):
     res = default_index(seed_settings).retrieve("哪篇论文研究机器人操作中的触觉？", k=5)
     assert any(h.lexical_score for h in res.hits)
