@@ -88,14 +88,15 @@ def test_the_second_ranking_enters_fusion_with_its_weight(seed_settings, monkeyp
     monkeypatch.setattr(search, "fuse", spy)
     rag.retrieve("tactile sensing for dexterous robot hands", k=5, settings=seed_settings)
     lists, weights = rankings[-1]
-    # dense, BM25, sentences, MiniLM, mpnet, dense over a Chinese question's translation
-    assert len(lists) == 6 and lists[3] and lists[4] and not lists[5]
+    # dense, BM25, sentences, MiniLM, mpnet, dense over a Chinese question's translation, BM25's distinct
+    # best chunk ("tactile" is in one abstract only)
+    assert len(lists) == 7 and lists[3] and lists[4] and not lists[5] and len(lists[6]) == 1
     assert weights[3] == seed_settings.ensemble_weight == 1.0
     assert weights[4] == seed_settings.paraphrase_weight == 0.5
     assert weights[5] == seed_settings.translated_dense_weight == 0.5
     rag.retrieve("哪篇论文研究机器人操作中的触觉？", k=5, settings=seed_settings)
     lists, _ = rankings[-1]
-    assert lists[3] and not lists[4] and lists[5]  # mpnet ranks English questions only
+    assert lists[3] and not lists[4] and lists[5] and not lists[6]  # mpnet ranks English questions only
 
 
 def test_a_hit_is_close_as_a_whole_only_when_both_english_models_agree():

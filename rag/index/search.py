@@ -180,9 +180,9 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     # BM25 evidence weighs by how distinctive it is: one chunk far ahead of every other ("Which paper uses
     # a Utah array?", a word only OMiSO's abstract has) ranks as a dense model's first hit would; a
     # word many abstracts share leaves BM25 at its low weight.
-    if len(bm25) == 1 and not chinese and settings.distinct_lexical_weight > 0:
-        rankings.append([bm25[0][0]])
-        weights.append(settings.distinct_lexical_weight)
+    distinct = len(bm25) == 1 and not chinese
+    rankings.append([bm25[0][0]] if distinct else [])
+    weights.append(settings.distinct_lexical_weight)
     named, unknown = names.lookup(query) if names is not None else ({}, [])
     wanted = {d for docs in named.values() for d in docs}
     # Only the chunks that become hits are read from Chroma (fetching every candidate of five
