@@ -65,14 +65,14 @@ _ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|works|methods|approaches|studies|mo
                                r"comparison|versus|vs\.?)\b|哪些|比较", re.I)
 # "Which paper ...?": the asker does not know which paper it is.
 _ASKS_WHICH_PAPER = re.compile(r"\bwhich (?:paper|work|article|study)\b|哪篇", re.I)
-# With a paper named, its plural nouns are its own ("SnapViT's pruned models", "the methods RoboRefer
-# compares"; "RoboRefer 用了哪些数据集"): only a word for papers asks for other papers beside it
-# ("Which papers study X, such as LTI systems?").
 # Words of a question asking how papers it names compare ("Compare X and Y", "How do X and Y differ?",
 # "X vs Y"): they say how to answer, not what a sentence must state (abstracts never compare each other).
 _COMPARISON_TERMS = frozenset(tokenize("compare comparison compared differ difference differences different "
                                        "contrast similar similarity similarities versus vs relate related "
                                        "relationship common between", compounds=False))
+# With a paper named, its plural nouns are its own ("SnapViT's pruned models", "the methods RoboRefer
+# compares"; "RoboRefer 用了哪些数据集"): only a word for papers asks for other papers beside it
+# ("Which papers study X, such as LTI systems?").
 _ASKS_FOR_PAPERS = re.compile(r"\b(?:papers|articles)\b|论文", re.I)
 # "What is proposed ...?", "Which method does X introduce?", "Which paper ...?": asks for the
 # paper's own proposal.
