@@ -196,7 +196,8 @@ def compose(
     # "Compare X and Y": with two or more papers named, the comparison words are no focus. With no other
     # focus word the question asks what each paper is, answered below by each one's own sentences; with
     # one ("Compare the sample efficiency of X and Y") it is answered, or refused, by those words.
-    comparing = len(wanted) >= 2 and any(x in _COMPARISON_TERMS for x in focus)
+    asks_to_compare = any(x in _COMPARISON_TERMS for x in terms)  # never name words, so the same over focus
+    comparing = len(wanted) >= 2 and asks_to_compare
     if comparing:
         focus = [x for x in focus if x not in _COMPARISON_TERMS]
     if _asks_quantity(question):
@@ -265,7 +266,7 @@ def compose(
             chosen = _choose([c for c in pool if c.hit_index == near], q_terms=focus, weights=weights, many=many, t=t)
             evidence = t.min_evidence
     if evidence < t.min_evidence:
-        if wanted and unknown_names and any(x in _COMPARISON_TERMS for x in terms):
+        if wanted and unknown_names and asks_to_compare:
             # "Compare BraVE and FooNet": the paper compared with is what the corpus lacks
             return _refuse(f"No indexed abstract mentions {', '.join(unknown_names)}.", evidence)
         if wanted:
