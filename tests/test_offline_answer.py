@@ -943,3 +943,43 @@ def test_what_a_paper_found_or_measures_is_asked_in_framing_words():
     res = compose("What does TacBench measure?", [HITS[2], HITS[0]], named={"TacBench": ["gamma"]},
                   similarity=lambda t, q: np.full(len(t), 0.84))
     assert not res.refused and res.cited == [0] and "TacBench" in res.text
+
+
+@pytest.mark.parametrize("question", ["比较 Alpha 和 Beta", "Alpha 和 Beta 有什么区别？"])
+def test_a_chinese_comparison_of_named_papers_quotes_each_one(question):
+    named = {"Alpha": ["alpha"], "Beta": ["beta"]}
+    res = compose(question, HITS, named=named, similarity=lambda t, q: np.full(len(t), 0.80))
+    assert not res.refused and res.cited == [0, 1], question
+    assert "TacBench" not in res.text
+
+
+@pytest.mark.parametrize("question", ["总结一下 Alpha", "介绍一下 Alpha", "Alpha 的主要贡献是什么？", "请概述 Alpha 这篇论文",
+                                      "Alpha 用的是什么方法？"])
+def test_a_chinese_request_for_an_account_of_a_named_paper_quotes_it(question):
+    # Every word frames the request (its glosses: sum up, introduce, main, contribute, ...): the
+    # paper's own sentences answer, as for "Summarize Alpha." Cross-lingual cosines are weak (0.80).
+    res = compose(question, HITS, named={"Alpha": ["alpha"]}, similarity=lambda t, q: np.full(len(t), 0.80))
+    assert not res.refused and res.cited == [0] and "We propose Alpha" in res.text, question
+
+
+def test_a_chinese_question_with_a_topic_word_is_not_an_account_request():
+    # 学习率 ("learning rate") is a topic no sentence of Alpha's states: refused, not summarised.
+    res = compose("Alpha 的主要学习率是多少？", HITS, named={"Alpha": ["alpha"]},
+                  similarity=lambda t, q: np.full(len(t), 0.80))
+    assert res.refused
+
+
+def test_this_paper_in_chinese_asks_for_no_other_papers():
+    from rag.answering.offline import _ASKS_FOR_PAPERS
+
+    assert not _ASKS_FOR_PAPERS.search("请概述 Alpha 这篇论文") and not _ASKS_FOR_PAPERS.search("哪篇论文提出了 Alpha？")
+    assert _ASKS_FOR_PAPERS.search("哪些论文和 Alpha 一样研究分子？")
+
+
+def test_a_second_name_in_a_chinese_question_is_the_detail_asked():
+    # "By how much does Alpha improve on QM9?": QM9 is what a sentence must state, Alpha the paper.
+    alpha = _hit("Alpha", "Graph neural networks are popular. We propose Alpha, a sparse attention model. "
+                 "Alpha reduces memory by 40% on QM9. Alpha is fast.")
+    named = {"Alpha": ["alpha"], "QM9": ["alpha"]}
+    res = compose("Alpha 在 QM9 上提升了多少？", [alpha], named=named, similarity=lambda t, q: np.full(len(t), 0.80))
+    assert not res.refused and "40% on QM9" in res.text

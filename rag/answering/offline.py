@@ -51,6 +51,14 @@ _QUESTION_WORDS = set(tokenize(
     # Function words Lucene's short stopword list keeps; rare in abstracts, they would weigh most.
     "its itself themselves either whether neither also than"
 ))
+# A Chinese word with any of these among its glosses frames the request instead of naming a topic:
+# the question words above, comparison words, and what asks for an account of a paper (总结 "sum up",
+# 概述 "overview", 介绍 "introduce; give a presentation", 主要 "main; principal", 贡献 "contribute",
+# 一下 "give it a go", 请 "ask; invite"). Glosses are the dictionary's, so a word is framing when any
+# of its senses is (结果 "bear fruit; outcome").
+_FRAMING_GLOSSES = _QUESTION_WORDS | set(tokenize(
+    "sum summarize summary conclude overview outline introduce presentation main principal contribute "
+    "outcome give go do ask invite brief briefly", compounds=False))
 # "What does SoLS stand for?": answered by the sentence spelling the name out, "... (SoLS)".
 _ASKS_EXPANSION = re.compile(r"\bstands? for\b|\bfull name\b|\bspelled out\b|全称|代表什么", re.I)
 # In a question asking for a quantity, the word naming it ("the size of", "the number of") is the
@@ -72,8 +80,10 @@ _COMPARISON_TERMS = frozenset(tokenize("compare comparison compared differ diffe
                                        "relationship common between", compounds=False))
 # With a paper named, its plural nouns are its own ("SnapViT's pruned models", "the methods RoboRefer
 # compares"; "RoboRefer 用了哪些数据集"): only a word for papers asks for other papers beside it
-# ("Which papers study X, such as LTI systems?").
-_ASKS_FOR_PAPERS = re.compile(r"\b(?:papers|articles)\b|论文", re.I)
+# ("Which papers study X, such as LTI systems?"). Chinese nouns have no plural: 论文 is one paper after
+# "this / which / one (article)" (这篇论文, 该论文, 哪篇论文, 一篇论文), papers otherwise.
+_ASKS_FOR_PAPERS = re.compile(r"\b(?:papers|articles)\b|(?<!这篇)(?<!该篇)(?<!此篇)(?<!本篇)(?<!哪篇)(?<!一篇)"
+                              r"(?<!这)(?<!该)(?<!此)(?<!本)论文", re.I)
 # "What is proposed ...?", "Which method does X introduce?", "Which paper ...?": asks for the
 # paper's own proposal.
 _ASKS_PROPOSED = re.compile(r"\b(?:propos|introduc)\w*|\bwhich\s+(?:paper|papers|work|works)\b|提出|哪篇|哪些论文", re.I)
@@ -190,13 +200,19 @@ def compose(
     # and a sentence stating it is evidence.
     # So is a name in a question asking which paper it is ("Which paper runs experiments on RCV1 and
     # WMDP?"): the asker does not know the paper, the names are what it is recognised by.
+    # In a Chinese question a name that is not the paper's own ("T2I-R1 在 T2I-CompBench 上提升了多少？")
+    # is the detail asked about, as in an English one: a word the answer must state.
+    detail_names = [n for n in named if n not in _paper_names(named, hits)] if crosslingual else []
     name_terms = (set() if many or _ASKS_WHICH_PAPER.search(question) or described
-                  else {x for n in named for x in tokenize(n, compounds=True)})
+                  else {x for n in named if n not in detail_names for x in tokenize(n, compounds=True)})
     focus = [x for x in terms if x not in name_terms and not CJK.match(x)]
     # "Compare X and Y": with two or more papers named, the comparison words are no focus. With no other
     # focus word the question asks what each paper is, answered below by each one's own sentences; with
     # one ("Compare the sample efficiency of X and Y") it is answered, or refused, by those words.
-    asks_to_compare = any(x in _COMPARISON_TERMS for x in terms)  # never name words, so the same over focus
+    # A Chinese question's words are weighed through their glosses ("比较" -> compare, "区别" -> difference).
+    gloss_terms = ([set(tokenize(n, compounds=True)) for n in detail_names] + _gloss_groups(question, name_terms)
+                   if crosslingual else [])
+    asks_to_compare = any(x in _COMPARISON_TERMS for x in terms + [x for g in gloss_terms for x in g])
     comparing = len(wanted) >= 2 and asks_to_compare
     if comparing:
         focus = [x for x in focus if x not in _COMPARISON_TERMS]
@@ -206,7 +222,9 @@ def compose(
     # separates the one that answers is its closeness to the rest of the question.
     # A question asking only about the named paper ("What does RoboRefer do?") is answered by
     # its abstract whatever the sentence: every sentence of it is evidence.
-    about_paper_only = bool(wanted) and not focus and not crosslingual
+    # So is a Chinese one whose every word frames the request ("总结一下 X", "X 的主要贡献是什么？").
+    about_paper_only = bool(wanted) and not focus and (
+        not crosslingual or not any(g.isdisjoint(_FRAMING_GLOSSES | _COMPARISON_TERMS) for g in gloss_terms))
     asked = _without_names(question, named) if wanted and not about_paper_only and not described else question
     sims = (np.asarray(similarity([c.text for c in pool], asked), dtype=np.float32) if similarity
             else np.zeros(len(pool)))
@@ -223,7 +241,7 @@ def compose(
            named=bool(wanted), required=required,
            phrases=_phrases(question, name_terms))
     if crosslingual:
-        _score_glosses(pool, meaning, question, name_terms, t, required=required)
+        _score_glosses(pool, meaning, gloss_terms, t, required=required)
     if about_paper_only:
         for c in pool:
             c.score = max(c.score, t.min_evidence + c.meaning * 0.1 - t.rank_penalty * c.hit_index)
@@ -406,16 +424,21 @@ def _close_first_abstract(closeness: Sequence[float | None] | None, allowed: lis
     return first if closeness[first] is not None and closeness[first] >= t.abstract_closeness else None
 
 
-def _score_glosses(pool: list[Candidate], meaning: np.ndarray, question: str, skip: set[str], t: OfflineSettings, *,
+def _gloss_groups(question: str, skip: set[str]) -> list[set[str]]:
+    """The stemmed English glosses of each Chinese content word of the question, one set per word."""
+    return [g for g in (set(tokenize(x, compounds=False)) - skip for x in glosses(question)) if g]
+
+
+def _score_glosses(pool: list[Candidate], meaning: np.ndarray, groups: list[set[str]], t: OfflineSettings, *,
                    required: Callable[[str], bool] | None) -> None:
     """Let a Chinese question's words count as evidence through their dictionary glosses.
 
     A Chinese question shares no word with an English sentence, so its evidence was meaning alone,
     and cross-lingual cosines are weak. Each Chinese content word is stated by a sentence holding
-    any of its glosses ("噪声" -> noise); the share of the question's words stated so can only add
-    to a sentence's score (a gloss of the wrong sense simply matches nothing).
+    any of its glosses ("噪声" -> noise), a name the question asks about (not the paper's own) by its
+    words; the share of the question's words stated so can only add to a sentence's score (a gloss
+    of the wrong sense simply matches nothing). `groups`: each word's stemmed glosses.
     """
-    groups = [g for g in (set(tokenize(x, compounds=False)) - skip for x in glosses(question)) if g]
     if not groups:
         return
     for c, m in zip(pool, meaning):
