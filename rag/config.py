@@ -59,6 +59,14 @@ class OfflineSettings(BaseModel):
         0.20, ge=-1, le=1, description="MiniLM sentence cosine counted as no closeness of meaning.")
     second_high: float = Field(
         0.70, ge=-1, le=1, description="MiniLM sentence cosine counted as full closeness of meaning.")
+    word_match_low: float = Field(
+        0.40, ge=-1, le=2,
+        description="A question word a sentence lacks counts as partly stated by the sentence's closest word "
+                    "(MiniLM cosine of the two words alone): this cosine counts as not at all (above 1: off; "
+                    "chosen on dev, 0.35 answered unanswerable questions).")
+    word_match_high: float = Field(
+        0.80, ge=-1, le=2, description="Word cosine counted as stating the question's word in full ('create' / "
+                                      "'generated' 0.68, 'clips' / 'videos' 0.62; unrelated words <= 0.35).")
     crosslingual_shift: float = Field(
         0.05, ge=-0.2, le=0.2,
         description="Added to sentence cosines for questions mostly in Chinese (cross-lingual cosines run lower).")

@@ -23,6 +23,29 @@ def test_the_seed_index_holds_one_second_model_vector_per_chunk(seed_settings):
     assert mpnet.chunk_ids == vectors.chunk_ids and mpnet.vectors.shape == (len(mpnet.chunk_ids), 768)
 
 
+def test_ingest_caches_the_second_models_vector_of_every_word_of_the_abstracts(seed_settings, monkeypatch):
+    # The answerer compares question words with sentence words by these vectors: none is computed at answer time.
+    from rag.index import ensemble, index as index_module
+    from rag.index.lexical import surface_words
+
+    index = default_index(seed_settings)
+    index.lexical()
+    words = sorted(set().union(*(surface_words(c.text) for c in index.store.scan(text=True))))
+    assert "diffusion" in words and "the" not in words
+    real = ensemble.second_model().embed(words[:3])
+
+    class NoModel:
+        name = ensemble.second_model().name
+
+        def embed(self, texts):
+            raise AssertionError(f"{len(texts)} word vectors were computed, not read from the cache")
+    monkeypatch.setattr(index_module, "second_model", NoModel)
+    with pytest.raises(AssertionError, match="computed"):
+        index.word_vectors(["zzqxword"])  # the patch does reach the index: an unknown word needs the model
+    cached = index.word_vectors(words)  # written by the ingest that built the index
+    assert cached.shape == (len(words), 384) and np.allclose(cached[:3], real, atol=1e-5)
+
+
 def test_chunk_vectors_round_trip_and_rank_by_cosine(tmp_path):
     built = ChunkVectors.build([("a:0", "alpha text"), ("b:0", "beta text"), ("c:0", "  ")],
                                lambda texts: np.eye(len(texts), 4, dtype=np.float32))

@@ -983,3 +983,48 @@ def test_a_second_name_in_a_chinese_question_is_the_detail_asked():
     named = {"Alpha": ["alpha"], "QM9": ["alpha"]}
     res = compose("Alpha 在 QM9 上提升了多少？", [alpha], named=named, similarity=lambda t, q: np.full(len(t), 0.80))
     assert not res.refused and "40% on QM9" in res.text
+
+
+def _word_vectors(synonyms):
+    """Fake word vectors: a word and its listed synonym share one direction (cosine 1), others are orthogonal."""
+    import zlib
+
+    def vectors(words):
+        out = np.zeros((len(words), 4099), np.float32)
+        for i, w in enumerate(words):
+            out[i, zlib.crc32(synonyms.get(w, w).encode()) % 4099] = 1.0
+        return out
+    return vectors
+
+
+def test_a_question_word_is_stated_by_a_sentence_word_close_in_meaning():
+    # "clips" / "videos" and "create" / "generated": the asker's words for the abstract's.
+    hit = _hit("Vida", "We propose Vida, a benchmark of physics violations. Its videos are generated with "
+               "tools such as Veo2 and Sora. Vida is hard for current models.")
+    question = "Which tools were used to create the Vida clips?"
+    named = {"Vida": ["vida"]}
+    assert compose(question, [hit], named=named).refused
+    vectors = _word_vectors({"clips": "videos", "create": "generated"})
+    res = compose(question, [hit], named=named, word_vectors=vectors)
+    assert not res.refused and "Veo2" in res.text
+    # Unrelated words state nothing: the same question with no near word in the abstract stays refused.
+    assert compose(question, [hit], named=named, word_vectors=_word_vectors({})).refused
+    # And the setting turns it off.
+    off = OfflineSettings(word_match_low=1.5)
+    assert compose(question, [hit], named=named, word_vectors=vectors, thresholds=off).refused
+
+
+def test_near_words_map_the_cosine_between_the_two_thresholds():
+    from rag.answering.candidates import candidates
+    from rag.answering.offline import _near_words
+
+    pool = candidates([_hit("Vida", "Its videos are generated with tools.")])
+
+    def vectors(words):  # "clips" at cosine 0.6 to "videos", 0 to everything else
+        out = np.zeros((len(words), 3), np.float32)
+        for i, w in enumerate(words):
+            out[i] = {"clips": [0.6, 0.8, 0], "videos": [1, 0, 0]}.get(w, [0, 0, 1])
+        return out
+    t = OfflineSettings(word_match_low=0.45, word_match_high=0.75)
+    near = _near_words(pool, ["clip", "tool"], "Which tools made the clips?", vectors, t)
+    assert near == {(0, "clip"): pytest.approx(0.5)}  # "tools" is stated outright: not looked up

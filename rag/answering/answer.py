@@ -83,6 +83,7 @@ def answer_from(
         return index.second_similarities(vector, sentences)
 
     result = compose(question, hits, similarity=similarity if qvec is not None else None, passages=passages,
+                     word_vectors=index.word_vectors if qvec2 is not None else None,
                      named=retrieval.named, unknown_names=retrieval.unknown_names, thresholds=settings.offline,
                      second_similarity=second_similarity if qvec2 is not None else None,
                      closeness=_agreed_closeness(retrieval.second_scores, retrieval.paraphrase_scores) or None)

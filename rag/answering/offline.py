@@ -19,7 +19,7 @@ from rag.answering.quoting import (INTRO, cited, denial, denies, one_passage_eac
                                    with_next_best, with_proposal)
 from rag.answering.refusal import REFUSAL
 from rag.config import OfflineSettings
-from rag.index.lexical import CJK, tokenize
+from rag.index.lexical import CJK, surface_words, tokenize
 from rag.index.translate import english_query, glosses, is_chinese
 from rag.types import Hit
 
@@ -131,6 +131,7 @@ def compose(
     thresholds: OfflineSettings | None = None,
     second_similarity: Similarity | None = None,
     closeness: Sequence[float | None] | None = None,
+    word_vectors: Callable[[list[str]], "np.ndarray"] | None = None,
 ) -> OfflineResult:
     """Answer from hits by sentence extraction, or refuse.
 
@@ -236,10 +237,12 @@ def compose(
         sims2 = np.asarray(second_similarity([c.text for c in pool], asked), dtype=np.float32)
         meaning = (1 - t.second_share) * meaning + t.second_share * _meaning(sims2, t.second_low, t.second_high)
     weights = {x: idf(x, pool) for x in focus}  # rare words across the retrieved sentences weigh more
+    near = (_near_words(pool, focus, question, word_vectors, t)
+            if word_vectors is not None and focus and not crosslingual and t.word_match_low <= 1 else None)
     required = _or_denies(states_what_is_asked(question, named), question)
     _score(pool, meaning, weights, t, lexical=bool(focus) and not crosslingual, asks_for_paper=asks_for_paper,
            named=bool(wanted), required=required,
-           phrases=_phrases(question, name_terms))
+           phrases=_phrases(question, name_terms), near=near)
     if crosslingual:
         _score_glosses(pool, meaning, gloss_terms, t, required=required)
     if about_paper_only:
@@ -510,7 +513,7 @@ def _meaning(sims: np.ndarray, low: float, high: float) -> np.ndarray:
 
 def _score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float], t: OfflineSettings, *, lexical: bool,
            asks_for_paper: bool, named: bool, required: Callable[[str], bool] | None = None,
-           phrases: list[tuple[str, str]] | None = None) -> None:
+           phrases: list[tuple[str, str]] | None = None, near: dict[tuple[int, str], float] | None = None) -> None:
     """Set each candidate's evidence score (see `compose`); `weights` are the focus words' IDFs.
 
     When the question names its paper, the paper is settled and the evidence is whether a
@@ -523,6 +526,8 @@ def _score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float]
     and a question asking for a quantity is answered only by a sentence with a number, one asking
     which model, dataset or benchmark a named paper used only by a sentence naming one
     (`required`, from `rag.answering.asked`; a sentence lacking it keeps `no_number_factor`).
+    A focus word a sentence lacks counts as partly stated by a word of it close in meaning
+    (`near`, from `_near_words`).
     """
     focus = list(weights)
     total = sum(weights.values()) or 1.0
@@ -530,14 +535,15 @@ def _score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float]
     for c in pool:
         by_doc.setdefault(c.hit_index, []).append(c)
     local_weights = {i: {x: idf(x, own) for x in focus} for i, own in by_doc.items()}
-    for c, m in zip(pool, meaning):
+    for n, (c, m) in enumerate(zip(pool, meaning)):
         c.meaning = float(m)
         if lexical:
             # Across the pool, rare words pick the paper; within one abstract, the words of what
             # is asked ("sample complexity") pick the sentence, not those naming its subject.
             local = local_weights[c.hit_index]
-            glob = sum(w for x, w in weights.items() if matches(x, c.terms)) / total
-            loc = sum(w for x, w in local.items() if matches(x, c.terms)) / (sum(local.values()) or 1.0)
+            stated = {x: 1.0 if matches(x, c.terms) else (near or {}).get((n, x), 0.0) for x in focus}
+            glob = sum(w * stated[x] for x, w in weights.items()) / total
+            loc = sum(w * stated[x] for x, w in local.items()) / (sum(local.values()) or 1.0)
             words = 0.5 * glob + 0.5 * loc
             if phrases:
                 seq = tokenize(c.text, compounds=False)
@@ -555,6 +561,38 @@ def _score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float]
         c.score -= t.rank_penalty * c.hit_index
         if asks_for_paper and INTRO.search(c.text):
             c.score += t.intro_bonus  # "which paper proposes X": the sentence naming the proposal
+
+
+def _near_words(pool: list[Candidate], focus: list[str], question: str,
+                word_vectors: Callable[[list[str]], "np.ndarray"], t: OfflineSettings) -> dict[tuple[int, str], float]:
+    """How nearly each sentence states each focus word it lacks, 0-1: (sentence index, term) -> share.
+
+    A question reworded by its asker uses its own words for the abstract's ("clips" for "videos",
+    "create" for "generated"): exact stems miss them, and e5's sentence cosine barely moves. Each
+    lacking word counts as partly stated by the sentence's closest word, by the second model's
+    (MiniLM) cosine of the two words alone, mapped from `word_match_low` .. `word_match_high` onto 0-1.
+    `word_vectors(words)` -> their L2-normalised vectors (the index caches them by content).
+    """
+    surface: dict[str, str] = {}
+    for w in sorted(surface_words(question), key=question.lower().find):
+        stems = tokenize(w, compounds=False)
+        if len(stems) == 1 and stems[0] in focus:
+            surface.setdefault(stems[0], w)
+    lacking = {n: [x for x in surface if not matches(x, c.terms)] for n, c in enumerate(pool)}
+    words = {n: surface_words(c.text) for n, c in enumerate(pool) if lacking[n]}
+    words = {n: ws for n, ws in words.items() if ws}
+    if not words:
+        return {}
+    vocab = sorted({surface[x] for x in surface}.union(*words.values()))
+    vectors = np.asarray(word_vectors(vocab), dtype=np.float32)
+    at = {w: i for i, w in enumerate(vocab)}
+    span = max(t.word_match_high - t.word_match_low, 1e-6)
+    out: dict[tuple[int, str], float] = {}
+    for n, ws in words.items():
+        closest = (vectors[[at[w] for w in ws]] @ vectors[[at[surface[x]] for x in lacking[n]]].T).max(axis=0)
+        for x, cos in zip(lacking[n], closest):
+            out[(n, x)] = min(1.0, max(0.0, (float(cos) - t.word_match_low) / span))
+    return out
 
 
 def _choose(

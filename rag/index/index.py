@@ -183,6 +183,12 @@ class Index:
         vectors = np.asarray(self._embed_second([clean(s) for s in sentences]), dtype=np.float32)
         return vectors @ np.asarray(query_vector, dtype=np.float32)
 
+    def word_vectors(self, words: list[str]):
+        """The second model's (MiniLM) vectors of single words, cached by content like its sentence vectors."""
+        import numpy as np
+
+        return np.asarray(self._embed_second(list(words)), dtype=np.float32)
+
     def _cache_for(self, model: str) -> EmbeddingCache | None:
         """The index's embedding cache for one model, opened once; None when it cannot be opened."""
         if model not in self._caches:
@@ -403,6 +409,11 @@ class Index:
         extra = {NAMES_FILE: names.to_json(), **sentences.files()}
         if self.settings.ensemble_weight > 0:
             extra.update(ChunkVectors.build(bodies, self._embed_second).files())
+            # The answerer compares question words with the retrieved sentences' words by this model's
+            # word vectors (`word_vectors`): caching every word now keeps that off the answer's time.
+            words = set().union(*(lexical.surface_words(b) for _, b in bodies))
+            if words:
+                self.word_vectors(sorted(words))
         if self._paraphrase_on():
             extra.update(MPNetVectors.build(bodies, self._embed_paraphrase, model=PARAPHRASE_ENGINE).files())
         lexical.build(ids, texts, self.paths.lexical, extra=extra)

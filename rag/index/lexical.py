@@ -53,6 +53,15 @@ def tokenize(text: str, *, compounds: bool = True) -> list[str]:
     return list(_cached_terms(text, compounds))
 
 
+_SURFACE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+
+
+def surface_words(text: str) -> set[str]:
+    """The text's English words as written (lower-cased, 3+ letters, not stopwords): what the answerer
+    compares a question's words with by meaning (`rag.answering.offline`), and ingest caches vectors of."""
+    return {w.lower() for w in _SURFACE.findall(text) if len(w) > 2 and tokenize(w, compounds=False)}
+
+
 # The answerer tokenizes the same retrieved sentences several times per question, and again for
 # the next question about the same papers: cleaning and stemming were a fifth of its time. (Building
 # BM25 reads every chunk once: it calls `_terms` and leaves the cache to the answerer.)
