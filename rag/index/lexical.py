@@ -56,10 +56,16 @@ def tokenize(text: str, *, compounds: bool = True) -> list[str]:
 _SURFACE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 
 
-def surface_words(text: str) -> set[str]:
+@lru_cache(maxsize=16384)
+def surface_words(text: str) -> frozenset[str]:
     """The text's English words as written (lower-cased, 3+ letters, not stopwords): what the answerer
     compares a question's words with by meaning (`rag.answering.offline`), and ingest caches vectors of."""
-    return {w.lower() for w in _SURFACE.findall(text) if len(w) > 2 and tokenize(w, compounds=False)}
+    return frozenset(w.lower() for w in _SURFACE.findall(text) if len(w) > 2 and _kept(w.lower()))
+
+
+@lru_cache(maxsize=65536)
+def _kept(word: str) -> bool:
+    return bool(_terms(word, False))
 
 
 # The answerer tokenizes the same retrieved sentences several times per question, and again for
