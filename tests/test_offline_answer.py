@@ -1028,3 +1028,31 @@ def test_near_words_map_the_cosine_between_the_two_thresholds():
     t = OfflineSettings(word_match_low=0.45, word_match_high=0.75)
     near = _near_words(pool, ["clip", "tool"], "Which tools made the clips?", vectors, t)
     assert near == {(0, "clip"): pytest.approx(0.5)}  # "tools" is stated outright: not looked up
+
+
+def test_what_size_asks_for_a_number():
+    from rag.answering.asked import asks_quantity
+
+    assert asks_quantity("What size foundation model does Spot fine-tune?")
+    assert not asks_quantity("What kind of model does Spot fine-tune?")
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("Name the four public datasets Spot was evaluated on.", True),
+    ("List the benchmarks Spot reports results on.", True),
+    ("Please list all the robots Spot was deployed on", True),
+    ("Name the method Spot proposes.", False),  # a method is answered by a description, not only a name
+    ("Which datasets is Spot evaluated on?", True),
+])
+def test_a_request_to_name_or_list_datasets_or_models_asks_for_names(question, asks):
+    from rag.answering.asked import asks_for_name
+
+    assert (asks_for_name(question, {"Spot": ["spot"]}) is not None) is asks
+
+
+def test_a_capitalised_word_the_question_uses_in_another_number_is_no_new_name():
+    from rag.answering.asked import asks_for_name
+
+    check = asks_for_name("Which image dataset was used in the control Transformer paper's experiments?")
+    assert not check("We study Transformers through optimal control.")  # the question's own word, plural
+    assert check("Experiments on ImageNet show gains.")

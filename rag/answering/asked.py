@@ -18,7 +18,7 @@ _MEASURES = (r"(?:speedups?|accuracy|accuracies|error|errors|rates?|scores?|gain
 # Questions asking for a quantity: the answer must state a number. (哪几 is "which ones": it asks
 # for names, not for a count, as in "分别是哪几个数据集？".)
 _ASKS_FOR_QUANTITY = re.compile(r"\bhow (?:many|much|long|large|big|fast|often)\b|\bwhat (?:percentage|fraction|share|"
-                                r"number|proportion)\b|\bwhat (?:is|are|was|were) the (?:\w+ )?(?:number|size|count|"
+                                r"number|proportion|size)\b|\bwhat (?:is|are|was|were) the (?:\w+ )?(?:number|size|count|"
                                 r"amount|dimension\w*|percentage|fraction|proportion)\b|多少|(?<!哪)几"
                                 # "What is the highest speedup ...?", "What accuracy does X reach?": a measure
                                 # a paper reports is a number.
@@ -36,6 +36,10 @@ _ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?!(?:papers?|works?|studies|study|
                                    # the thing asked for ends its noun phrase: "which robot tasks" asks for tasks
                                    r"(?=\s+(?:is|are|was|were|does|do|did|has|have|had|can|could|would|will|should|"
                                    r"used|in|on|for|from|of|to|with|by|at|that|the|a|an)\b|\s*[?,.;:]|$)"
+                                   # "Name the four datasets X uses.", "List the benchmarks ...": a request for names
+                                   r"|^\W*(?:please\W+)?(?:name|list)\s+(?:all\s+)?(?:the\s+|its\s+|their\s+)?(?:\w+\s+){0,3}?"
+                                   r"(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|hardware|llms?|backbones?|"
+                                   r"generators?|environments?|platforms?)\b"
                                    rf"|哪(?!篇|些论文)[^，。？?]{{0,10}}{_NAMED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪", re.I)
 # A two- or three-letter acronym ("RL", "PDE", "CNNs") is usually a field's term, not a name.
 TERM_ACRONYM = re.compile(r"[A-Z]{2,3}s?")
@@ -183,6 +187,7 @@ def asks_for_name(question: str, named: dict[str, list[str]] | None = None) -> C
         given |= _acronyms_of(words)  # "LLMs" for the question's "large language models" names nothing new
 
         q_words = {w.casefold() for w in words}
+        q_words |= {w + "s" for w in q_words} | {w[:-1] for w in q_words if w.endswith("s")}  # "Transformers" for "Transformer"
 
         def names_something(text: str) -> bool:
             text = _ENUMERATOR.sub(" ", text)
