@@ -1056,3 +1056,14 @@ def test_a_capitalised_word_the_question_uses_in_another_number_is_no_new_name()
     check = asks_for_name("Which image dataset was used in the control Transformer paper's experiments?")
     assert not check("We study Transformers through optimal control.")  # the question's own word, plural
     assert check("Experiments on ImageNet show gains.")
+
+
+def test_which_papers_use_a_named_thing_quotes_every_abstract_writing_the_name():
+    alpha = _hit("Alpha", "We propose Alpha, a humanoid controller for dancing. Alpha is successfully deployed on the "
+                 "Unitree G1 robot with low tracking error.")
+    beta = _hit("Beta", "We propose Beta, a vision language model for spatial referring. Beta can be integrated with "
+                "control policies across diverse robots (e.g., UR5, G1) in cluttered scenes.")
+    named = {"G1": ["alpha", "beta"]}
+    res = compose("Which papers run their method on the Unitree G1 humanoid?", [alpha, beta], named=named,
+                  similarity=lambda t, q: np.full(len(t), 0.82))
+    assert not res.refused and res.cited == [0, 1] and "UR5, G1)" in res.text

@@ -252,6 +252,8 @@ def compose(
         for c in pool:
             if any(re.search(rf"\(\s*\$?{re.escape(n)}\$?\s*\)", c.text) for n in named):
                 c.score = max(c.score, t.min_evidence + t.intro_bonus)
+    if many and wanted and not _labelling(named, hits):
+        _each_naming_paper(pool, named, t)
     chosen = _choose(pool, q_terms=focus, weights=weights, many=many, t=t)
     if comparing and not focus:  # "Compare X and Y": each named paper's best sentence, whatever the others score
         best: dict[int, Candidate] = {}
@@ -425,6 +427,20 @@ def _close_first_abstract(closeness: Sequence[float | None] | None, allowed: lis
         return None
     first = allowed[0]
     return first if closeness[first] is not None and closeness[first] >= t.abstract_closeness else None
+
+
+def _each_naming_paper(pool: list[Candidate], named: dict[str, list[str]], t: OfflineSettings) -> None:
+    """"Which papers use the Unitree G1?": the few abstracts writing a name the question gives are the
+    papers it asks for, so each one's best sentence writing the name is kept beside the best answer
+    (its score raised to `many_keep` of the best), however little else of the question it restates."""
+    best = max((c.score for c in pool), default=0.0)
+    patterns = [re.compile(rf"(?<![\w-]){re.escape(n)}(?![\w-])", re.I) for n in named]
+    top: dict[int, Candidate] = {}
+    for c in pool:
+        if any(p.search(c.text) for p in patterns) and (c.hit_index not in top or c.score > top[c.hit_index].score):
+            top[c.hit_index] = c
+    for c in top.values():
+        c.score = max(c.score, t.many_keep * best)
 
 
 def _gloss_groups(question: str, skip: set[str]) -> list[set[str]]:
