@@ -1067,3 +1067,21 @@ def test_which_papers_use_a_named_thing_quotes_every_abstract_writing_the_name()
     res = compose("Which papers run their method on the Unitree G1 humanoid?", [alpha, beta], named=named,
                   similarity=lambda t, q: np.full(len(t), 0.82))
     assert not res.refused and res.cited == [0, 1] and "UR5, G1)" in res.text
+
+
+def test_a_count_of_annotations_does_not_say_how_many_annotators():
+    from rag.answering.asked import states_what_is_asked
+
+    check = states_what_is_asked("How many annotators labelled SpotSet?", {"SpotSet": ["spot"]})
+    assert not check("SpotSet holds dual preference annotations for safety.")
+    assert check("Three annotators labelled every pair.")
+    same = states_what_is_asked("How many annotations does SpotSet hold?", {"SpotSet": ["spot"]})
+    assert same("SpotSet holds dual preference annotations for safety.")
+
+
+def test_which_vlm_asks_for_a_name():
+    from rag.answering.asked import asks_for_name
+
+    check = asks_for_name("Which pretrained VLM is Spot built on?", {"Spot": ["spot"]})
+    assert check is not None and not check("Even powerful pretrained VLMs fail at spatial reasoning.")
+    assert check("Spot fine-tunes Qwen2.5-VL on spatial data.")

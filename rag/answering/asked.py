@@ -32,13 +32,13 @@ _NAMED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨�
 # ("Which papers build datasets ...?" asks for papers, not for a dataset's name.)
 _ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?!(?:papers?|works?|studies|study|articles?)\b)"
                                    r"(?:\w+ ){0,2}(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|"
-                                   r"hardware|llms?|backbones?|generators?|environments?|platforms?)"
+                                   r"hardware|llms?|vlms?|mllms?|backbones?|generators?|environments?|platforms?)"
                                    # the thing asked for ends its noun phrase: "which robot tasks" asks for tasks
                                    r"(?=\s+(?:is|are|was|were|does|do|did|has|have|had|can|could|would|will|should|"
                                    r"used|in|on|for|from|of|to|with|by|at|that|the|a|an)\b|\s*[?,.;:]|$)"
                                    # "Name the four datasets X uses.", "List the benchmarks ...": a request for names
                                    r"|^\W*(?:please\W+)?(?:name|list)\s+(?:all\s+)?(?:the\s+|its\s+|their\s+)?(?:\w+\s+){0,3}?"
-                                   r"(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|hardware|llms?|backbones?|"
+                                   r"(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|hardware|llms?|vlms?|mllms?|backbones?|"
                                    r"generators?|environments?|platforms?)\b"
                                    rf"|哪(?!篇|些论文)[^，。？?]{{0,10}}{_NAMED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪", re.I)
 # A two- or three-letter acronym ("RL", "PDE", "CNNs") is usually a field's term, not a name.
@@ -136,9 +136,22 @@ def states_rate(text: str) -> bool:
     return False
 
 
-def states_count_of(terms: set[str]) -> Callable[[str], bool]:
-    """A check that a text states a number next to one of `terms` (the thing counted)."""
+def _derivation(word: str) -> str:
+    """"agent" for a doer noun (annotators, generators), "action" for a deed noun (annotations,
+    generation), else "": the stemmer gives both one stem, but they count different things."""
+    w = word.casefold().rstrip("s")
+    return "agent" if w.endswith(("or", "er")) else "action" if w.endswith(("ion", "ment")) else ""
+
+
+def states_count_of(terms: set[str], word: str = "") -> Callable[[str], bool]:
+    """A check that a text states a number next to one of `terms` (the thing counted; `word`, the
+    question's own word for it: a count of annotations does not say how many annotators there were)."""
     from rag.index.lexical import tokenize
+
+    kind = _derivation(word)
+
+    def counts(w: str) -> bool:
+        return bool(set(tokenize(w, compounds=False)) & terms) and not (kind and _derivation(w) not in ("", kind))
 
     def check(text: str) -> bool:
         toks, numbers = _numbers(text)
@@ -146,7 +159,7 @@ def states_count_of(terms: set[str]) -> Callable[[str], bool]:
         numbers += [i for i, tok in enumerate(toks) if tok.casefold() == "single"]
         for i in numbers:
             near = toks[max(0, i - COUNT_BEFORE):i] + toks[i + 1:i + 1 + COUNT_AFTER]
-            if any(set(tokenize(w, compounds=False)) & terms for w in near):
+            if any(counts(w) for w in near):
                 return True
         return False
     return check
@@ -171,7 +184,8 @@ def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> C
     if asks_quantity(question):
         terms = counted_terms(question)
         if terms:
-            return states_count_of(terms)
+            phrase = counted(question).split()
+            return states_count_of(terms, phrase[-1] if phrase else "")
         return states_rate if _ASKS_RATE.search(question) else states_number
     if not named:
         return None
