@@ -1085,3 +1085,17 @@ def test_which_vlm_asks_for_a_name():
     check = asks_for_name("Which pretrained VLM is Spot built on?", {"Spot": ["spot"]})
     assert check is not None and not check("Even powerful pretrained VLMs fail at spatial reasoning.")
     assert check("Spot fine-tunes Qwen2.5-VL on spatial data.")
+
+
+def test_a_count_of_kinds_counts_the_noun_before_the_kind_word():
+    from rag.answering.asked import counted_terms
+
+    assert counted_terms("How many spatial relation types does SpotSet cover?") == {"relat"}
+    assert counted_terms("How many types does SpotSet cover?") == {"type"}
+
+
+def test_what_class_of_is_answered_by_an_instance():
+    from rag.answering.asked import states_attribute
+
+    check = states_attribute("What class of MDPs is assumed in Spot?", {"Spot": ["spot"]})
+    assert check is None or check("We analyze infinite-horizon discounted MDPs with finite state spaces.")

@@ -99,12 +99,18 @@ def counted_terms(question: str) -> set[str]:
         words = phrase.split()
         if len(words) > 3 or words[-1].casefold() in _COMPARATIVE or words[0].casefold() in _COMPARATIVE:
             return set()
+        if len(words) > 1 and words[-1].casefold() in _KIND_WORDS:
+            words = words[:-1]  # "how many relation types": relations are counted, by kind
         return set(tokenize(words[-1], compounds=False))
     m = _COUNTED_ZH.search(question)
     if not m or not m.group(1):
         return set()  # "准确率是多少？", "快了多少倍？": a measure, not a count of things
     heads = glosses(m.group(1))
     return set(tokenize(heads[-1], compounds=False)) if heads else set()
+
+
+# Words naming a kind of the noun before them ("relation types", "task categories").
+_KIND_WORDS = frozenset("type types kind kinds sort sorts class classes category categories variety varieties".split())
 
 
 # A rate a paper reports (an accuracy, a success rate, a speedup) is a number without a unit of
@@ -238,7 +244,7 @@ _ANSWERED_BY_INSTANCE = frozenset("""
     roles form forms aspect aspects property properties feature features main key new novel specific
     particular exact other different two three four several baseline baselines setting settings experiment
     experiments result results finding findings goal goals contribution contributions limitation limitations
-    advantage advantages""".split())
+    advantage advantages class classes category categories family families variant variants""".split())
 # Words saying that a quantity is asked for: a number answers, and need not repeat them.
 _MEASURE_WORDS = frozenset("""
     size sizes scale scales version versions number numbers factor factors amount amounts count counts value
