@@ -1099,3 +1099,13 @@ def test_what_class_of_is_answered_by_an_instance():
 
     check = states_attribute("What class of MDPs is assumed in Spot?", {"Spot": ["spot"]})
     assert check is None or check("We analyze infinite-horizon discounted MDPs with finite state spaces.")
+
+
+def test_a_phrase_with_an_acronym_matches_the_acronym_written_after_its_spelled_out_words():
+    from rag.answering.offline import _has_phrase
+    from rag.index.lexical import tokenize
+
+    seq = tokenize("We use compressed singular value decomposition (SVD) on a matrix.", compounds=False)
+    assert _has_phrase(("compress", "svd"), seq)
+    assert not _has_phrase(("compress", "svd"), tokenize("Compressed models use an SVD.", compounds=False))
+    assert not _has_phrase(("learn", "rate"), tokenize("Reinforcement learning at a high rate.", compounds=False))

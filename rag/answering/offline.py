@@ -519,7 +519,19 @@ def _join_compounds(pool: list[Candidate], question: str) -> None:
 
 
 def _has_phrase(pair: tuple[str, str], seq: list[str]) -> bool:
-    return any(x == pair[0] and y == pair[1] for x, y in zip(seq, seq[1:]))
+    """True when the pair stands side by side, also with the second word as an acronym written after its
+    spelled-out words ("compressed SVD" in "compressed singular value decomposition (SVD)")."""
+    a, b = pair
+    n = len(b)
+    for i, x in enumerate(seq):
+        if x != a or i + 1 >= len(seq):
+            continue
+        if seq[i + 1] == b:
+            return True
+        if 2 <= n <= 5 and i + 1 + n < len(seq) and seq[i + 1 + n] == b \
+                and "".join(w[0] for w in seq[i + 1:i + 1 + n]) == b:
+            return True
+    return False
 
 
 def _meaning(sims: np.ndarray, low: float, high: float) -> np.ndarray:
