@@ -1016,7 +1016,7 @@ def test_a_question_word_is_stated_by_a_sentence_word_close_in_meaning():
 
 def test_near_words_map_the_cosine_between_the_two_thresholds():
     from rag.answering.candidates import candidates
-    from rag.answering.offline import _near_words
+    from rag.answering.wording import near_words
 
     pool = candidates([_hit("Vida", "Its videos are generated with tools.")])
 
@@ -1026,7 +1026,7 @@ def test_near_words_map_the_cosine_between_the_two_thresholds():
             out[i] = {"clips": [0.6, 0.8, 0], "videos": [1, 0, 0]}.get(w, [0, 0, 1])
         return out
     t = OfflineSettings(word_match_low=0.45, word_match_high=0.75)
-    near = _near_words(pool, ["clip", "tool"], "Which tools made the clips?", vectors, t)
+    near = near_words(pool, ["clip", "tool"], "Which tools made the clips?", vectors, t)
     assert near == {(0, "clip"): pytest.approx(0.5)}  # "tools" is stated outright: not looked up
 
 
@@ -1102,10 +1102,10 @@ def test_what_class_of_is_answered_by_an_instance():
 
 
 def test_a_phrase_with_an_acronym_matches_the_acronym_written_after_its_spelled_out_words():
-    from rag.answering.offline import _has_phrase
+    from rag.answering.wording import has_phrase
     from rag.index.lexical import tokenize
 
     seq = tokenize("We use compressed singular value decomposition (SVD) on a matrix.", compounds=False)
-    assert _has_phrase(("compress", "svd"), seq)
-    assert not _has_phrase(("compress", "svd"), tokenize("Compressed models use an SVD.", compounds=False))
-    assert not _has_phrase(("learn", "rate"), tokenize("Reinforcement learning at a high rate.", compounds=False))
+    assert has_phrase(("compress", "svd"), seq)
+    assert not has_phrase(("compress", "svd"), tokenize("Compressed models use an SVD.", compounds=False))
+    assert not has_phrase(("learn", "rate"), tokenize("Reinforcement learning at a high rate.", compounds=False))

@@ -18,8 +18,9 @@ from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_
 from rag.answering.quoting import (INTRO, cited, denial, denies, one_passage_each, render, with_denial, with_followers,
                                    with_next_best, with_proposal)
 from rag.answering.refusal import REFUSAL
+from rag.answering.wording import has_phrase, join_compounds, near_words, question_phrases
 from rag.config import OfflineSettings
-from rag.index.lexical import CJK, surface_words, tokenize
+from rag.index.lexical import CJK, tokenize
 from rag.index.translate import english_query, glosses, is_chinese
 from rag.types import Hit
 
@@ -192,7 +193,7 @@ def compose(
     allowed = [i for i, h in enumerate(hits) if not wanted or many or h.doc_id in wanted]
     pool = [c for c in candidates(hits, passages, pointers=bool(ASKS_WHERE.search(question)))
             if c.hit_index in allowed]
-    _join_compounds(pool, question)
+    join_compounds(pool, question)
     if not pool:
         return _refuse()
 
@@ -237,12 +238,12 @@ def compose(
         sims2 = np.asarray(second_similarity([c.text for c in pool], asked), dtype=np.float32)
         meaning = (1 - t.second_share) * meaning + t.second_share * _meaning(sims2, t.second_low, t.second_high)
     weights = {x: idf(x, pool) for x in focus}  # rare words across the retrieved sentences weigh more
-    near = (_near_words(pool, focus, question, word_vectors, t)
+    near = (near_words(pool, focus, question, word_vectors, t)
             if word_vectors is not None and focus and not crosslingual and t.word_match_low <= 1 else None)
     required = _or_denies(states_what_is_asked(question, named), question)
     _score(pool, meaning, weights, t, lexical=bool(focus) and not crosslingual, asks_for_paper=asks_for_paper,
            named=bool(wanted), required=required,
-           phrases=_phrases(question, name_terms), near=near)
+           phrases=question_phrases(question, name_terms | _QUESTION_WORDS), near=near)
     if crosslingual:
         _score_glosses(pool, meaning, gloss_terms, t, required=required)
     if about_paper_only:
@@ -485,55 +486,6 @@ def _without_names(question: str, named: dict[str, list[str]] | None) -> str:
     return " ".join(out.split()) or question
 
 
-def _phrases(question: str, skip: set[str]) -> list[tuple[str, str]]:
-    """Pairs of content words standing side by side in the question ("learning rate").
-
-    A noun followed by a past participle is a subject and its verb, not a phrase: "How is the
-    threshold adapted?" is answered by "adapts the threshold"."""
-    raw = re.findall(r"[A-Za-z0-9]+(?:['-][A-Za-z0-9]+)*", question)
-    stems = [tokenize(w, compounds=False) for w in raw]
-    pairs = []
-    for (a, b), second in zip(zip(stems, stems[1:]), raw[1:]):
-        if second.lower().endswith("ed"):
-            continue
-        if len(a) == 1 and len(b) == 1 and a[0] != b[0] and not ({a[0], b[0]} & (_QUESTION_WORDS | skip)):
-            pairs.append((a[0], b[0]))
-    return list(dict.fromkeys(pairs))
-
-
-def _join_compounds(pool: list[Candidate], question: str) -> None:
-    """Let two adjacent words of the question match a sentence that writes them as one word.
-
-    "kung fu" / "Kungfu", "data set" / "dataset", "multi task" / "multitask": the same term spelled
-    open or closed. A sentence holding the closed form counts as stating both words.
-    """
-    raw = re.findall(r"[A-Za-z0-9]+", question)
-    for a, b in zip(raw, raw[1:]):
-        parts = tokenize(f"{a} {b}", compounds=False)
-        joined = tokenize(a + b, compounds=False)
-        if len(parts) != 2 or len(joined) != 1:
-            continue
-        for c in pool:
-            if joined[0] in c.terms:
-                c.terms.update(parts)
-
-
-def _has_phrase(pair: tuple[str, str], seq: list[str]) -> bool:
-    """True when the pair stands side by side, also with the second word as an acronym written after its
-    spelled-out words ("compressed SVD" in "compressed singular value decomposition (SVD)")."""
-    a, b = pair
-    n = len(b)
-    for i, x in enumerate(seq):
-        if x != a or i + 1 >= len(seq):
-            continue
-        if seq[i + 1] == b:
-            return True
-        if 2 <= n <= 5 and i + 1 + n < len(seq) and seq[i + 1 + n] == b \
-                and "".join(w[0] for w in seq[i + 1:i + 1 + n]) == b:
-            return True
-    return False
-
-
 def _meaning(sims: np.ndarray, low: float, high: float) -> np.ndarray:
     """Cosines mapped to 0-1 closeness of meaning: `low` and below is none, `high` and above is full."""
     return np.clip((np.asarray(sims, dtype=np.float32) - low) / max(high - low, 1e-6), 0.0, 1.0)
@@ -555,7 +507,7 @@ def _score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float]
     which model, dataset or benchmark a named paper used only by a sentence naming one
     (`required`, from `rag.answering.asked`; a sentence lacking it keeps `no_number_factor`).
     A focus word a sentence lacks counts as partly stated by a word of it close in meaning
-    (`near`, from `_near_words`).
+    (`near`, from `rag.answering.wording.near_words`).
     """
     focus = list(weights)
     total = sum(weights.values()) or 1.0
@@ -575,7 +527,7 @@ def _score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float]
             words = 0.5 * glob + 0.5 * loc
             if phrases:
                 seq = tokenize(c.text, compounds=False)
-                if any(a in c.terms and b in c.terms and not _has_phrase((a, b), seq) for a, b in phrases):
+                if any(a in c.terms and b in c.terms and not has_phrase((a, b), seq) for a, b in phrases):
                     words *= 1 - t.phrase_weight  # "learning ... rate" is not "learning rate"
             c.score = t.meaning_weight * float(m) + (1 - t.meaning_weight) * words
             if not named and c.hit_index < t.meaning_alone_hits:
@@ -589,38 +541,6 @@ def _score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float]
         c.score -= t.rank_penalty * c.hit_index
         if asks_for_paper and INTRO.search(c.text):
             c.score += t.intro_bonus  # "which paper proposes X": the sentence naming the proposal
-
-
-def _near_words(pool: list[Candidate], focus: list[str], question: str,
-                word_vectors: Callable[[list[str]], "np.ndarray"], t: OfflineSettings) -> dict[tuple[int, str], float]:
-    """How nearly each sentence states each focus word it lacks, 0-1: (sentence index, term) -> share.
-
-    A question reworded by its asker uses its own words for the abstract's ("clips" for "videos",
-    "create" for "generated"): exact stems miss them, and e5's sentence cosine barely moves. Each
-    lacking word counts as partly stated by the sentence's closest word, by the second model's
-    (MiniLM) cosine of the two words alone, mapped from `word_match_low` .. `word_match_high` onto 0-1.
-    `word_vectors(words)` -> their L2-normalised vectors (the index caches them by content).
-    """
-    surface: dict[str, str] = {}
-    for w in sorted(surface_words(question), key=question.lower().find):
-        stems = tokenize(w, compounds=False)
-        if len(stems) == 1 and stems[0] in focus:
-            surface.setdefault(stems[0], w)
-    lacking = {n: [x for x in surface if not matches(x, c.terms)] for n, c in enumerate(pool)}
-    words = {n: surface_words(c.text) for n, c in enumerate(pool) if lacking[n]}
-    words = {n: ws for n, ws in words.items() if ws}
-    if not words:
-        return {}
-    vocab = sorted({surface[x] for x in surface}.union(*words.values()))
-    vectors = np.asarray(word_vectors(vocab), dtype=np.float32)
-    at = {w: i for i, w in enumerate(vocab)}
-    span = max(t.word_match_high - t.word_match_low, 1e-6)
-    out: dict[tuple[int, str], float] = {}
-    for n, ws in words.items():
-        closest = (vectors[[at[w] for w in ws]] @ vectors[[at[surface[x]] for x in lacking[n]]].T).max(axis=0)
-        for x, cos in zip(lacking[n], closest):
-            out[(n, x)] = min(1.0, max(0.0, (float(cos) - t.word_match_low) / span))
-    return out
 
 
 def _choose(
