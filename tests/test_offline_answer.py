@@ -1109,3 +1109,31 @@ def test_a_phrase_with_an_acronym_matches_the_acronym_written_after_its_spelled_
     assert has_phrase(("compress", "svd"), seq)
     assert not has_phrase(("compress", "svd"), tokenize("Compressed models use an SVD.", compounds=False))
     assert not has_phrase(("learn", "rate"), tokenize("Reinforcement learning at a high rate.", compounds=False))
+
+
+@pytest.mark.parametrize("question, parts", [
+    ("Does Beta still need 50 steps? What replaces them?", 2),
+    ("How many steps does Beta need, and which dataset is it tested on?", 2),
+    ("Which papers study diffusion, and images?", 1),  # no question word after ", and"
+    ("How big is SpotSet and how many relations does it cover?", 1),  # one clause: answered whole
+    ("Alpha 用的是什么结构？它在哪个数据集上评估？", 2),
+])
+def test_a_question_asking_two_things_is_divided_into_its_parts(question, parts):
+    from rag.answering.asked import question_parts
+
+    assert len(question_parts(question)) == parts
+
+
+def test_each_part_of_a_two_part_question_is_answered_by_its_own_sentence():
+    from rag.answering.offline import _compose_one
+
+    beta = _hit("Beta", "Diffusion models generate images. We introduce Beta, a sampler that needs eight sampling "
+                "steps. Most samplers are slow. Beta is evaluated on the ImageNet dataset, where it is fast.")
+    question = "How many sampling steps does Beta need, and which dataset is Beta evaluated on?"
+    options = dict(named={"Beta": ["beta"]}, similarity=lambda t, q: np.full(len(t), 0.82))
+    res = compose(question, [beta], **options)
+    assert not res.refused and "eight sampling steps" in res.text and "ImageNet" in res.text
+    assert res.text.count("eight sampling steps") == 1  # a sentence quoted by both parts appears once
+    parts = [_compose_one(p, [beta], **options) for p in ("How many sampling steps does Beta need",
+                                                          "and which dataset is Beta evaluated on?")]
+    assert [c.text for c in res.quoted] == sorted({c.text for r in parts for c in r.quoted}, key=beta.text.find)

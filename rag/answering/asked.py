@@ -171,6 +171,23 @@ def states_count_of(terms: set[str], word: str = "") -> Callable[[str], bool]:
     return check
 
 
+# Where a question asking two things divides: after a question mark followed by more words ("Does X
+# still use Y? What replaces it?"), or before ", and" + a question word ("X starts from which model,
+# and which model does it beat?").
+_PART_BREAK = re.compile(r"(?<=[?？])\s*(?=\S)|,\s*(?=and\s+(?:which|what|how|where|when|who|why|does|do|did|is|are|was|"
+                         r"were|can)\b)", re.I)
+
+
+def question_parts(question: str) -> list[str]:
+    """The question's parts when it asks two or more things, each with words of its own; else [question]."""
+    from rag.index.lexical import tokenize
+
+    parts = [p.strip() for p in _PART_BREAK.split(question) if p.strip()]
+    if len(parts) < 2 or any(len(tokenize(p, compounds=False)) < 2 for p in parts):
+        return [question]
+    return parts
+
+
 def asks_quantity(question: str) -> bool:
     """True when the question asks for a quantity ("how many", "what is the size of", 多少)."""
     return bool(_ASKS_FOR_QUANTITY.search(question))

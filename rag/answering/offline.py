@@ -13,7 +13,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, asks_for_name,
-                                 asks_quantity as _asks_quantity, counted, missing_field_terms, states_what_is_asked)
+                                 asks_quantity as _asks_quantity, counted, missing_field_terms, question_parts,
+                                 states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order, matches
 from rag.answering.quoting import (INTRO, cited, denial, denies, one_passage_each, render, with_denial, with_followers,
                                    with_next_best, with_proposal)
@@ -100,6 +101,7 @@ class OfflineResult:
     refused: bool
     coverage: float  # the evidence score of the best sentence (0 when refused before scoring)
     quoted_chunks: dict[int, str] = field(default_factory=dict)  # hit index -> the chunk its citation shows
+    quoted: list[Candidate] = field(default_factory=list)  # the quoted sentences, in source order
 
 
 def _refuse(reason: str = "", evidence: float = 0.0) -> OfflineResult:
@@ -121,7 +123,26 @@ def content_terms(question: str) -> list[str]:
 
 # similarity(sentences, question) -> cosine of each sentence to the question text given.
 Similarity = Callable[[list[str], str], "np.ndarray"]
-def compose(
+
+
+def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
+    """Answer from hits by sentence extraction, or refuse (see `_compose_one` for the options).
+
+    A question asking two things ("X starts from which model, and which model does it beat?",
+    "Does X still use Y? What replaces it?") is answered part by part: one sentence seldom states
+    both, and the evidence of the one stating a part is diluted by the other part's words. The
+    answer quotes what every answered part quoted; a part that is not answered adds nothing. When
+    no part is answered, the question is answered (or refused) whole.
+    """
+    parts = question_parts(question)
+    if len(parts) > 1:
+        answered = [r for r in (_compose_one(p, hits, **options) for p in parts) if not r.refused]
+        if answered:
+            return _together_answered(answered, hits, options.get("passages"))
+    return _compose_one(question, hits, **options)
+
+
+def _compose_one(
     question: str,
     hits: list[Hit],
     *,
@@ -305,7 +326,18 @@ def compose(
     if _ASKS_PROPOSED.search(question) or not wanted or comparing:
         chosen = with_proposal(chosen, pool, every_paper=many or comparing)  # context for the reader, not evidence
     chosen, shown = one_passage_each(chosen, passages)
-    return OfflineResult(render(chosen, hits), cited(chosen), False, evidence, shown)
+    return OfflineResult(render(chosen, hits), cited(chosen), False, evidence, shown, chosen)
+
+
+def _together_answered(results: list[OfflineResult], hits: list[Hit],
+                       passages: dict[int, list[tuple[str, str]]] | None) -> OfflineResult:
+    """One answer quoting what each answered part of a question quoted, each sentence once."""
+    seen: dict[tuple[int, str, int], Candidate] = {}
+    for r in results:
+        for c in r.quoted:
+            seen.setdefault((c.hit_index, c.chunk_id, c.start), c)
+    chosen, shown = one_passage_each(in_source_order(list(seen.values())), passages)
+    return OfflineResult(render(chosen, hits), cited(chosen), False, max(r.coverage for r in results), shown, chosen)
 
 
 # Fewest content words of a label that a question must use to name its paper by them.
