@@ -30,16 +30,16 @@ _ASKS_FOR_QUANTITY = re.compile(r"\bhow (?:many|much|long|large|big|fast|often)\
 # benchmark is referred to by a proper name: "Unitree G1", "Sora", "AIME24").
 _NAMED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨干网络|硬件|环境|平台)"
 # ("Which papers build datasets ...?" asks for papers, not for a dataset's name.)
+_NAMED_THING_EN = (r"(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|hardware|llms?|vlms?|mllms?|"
+                   r"backbones?|generators?|environments?|platforms?)")
 _ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?!(?:papers?|works?|studies|study|articles?)\b)"
-                                   r"(?:\w+ ){0,2}(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|"
-                                   r"hardware|llms?|vlms?|mllms?|backbones?|generators?|environments?|platforms?)"
+                                   rf"(?:\w+ ){{0,2}}{_NAMED_THING_EN}"
                                    # the thing asked for ends its noun phrase: "which robot tasks" asks for tasks
                                    r"(?=\s+(?:is|are|was|were|does|do|did|has|have|had|can|could|would|will|should|"
                                    r"used|in|on|for|from|of|to|with|by|at|that|the|a|an)\b|\s*[?,.;:]|$)"
                                    # "Name the four datasets X uses.", "List the benchmarks ...": a request for names
                                    r"|^\W*(?:please\W+)?(?:name|list)\s+(?:all\s+)?(?:the\s+|its\s+|their\s+)?(?:\w+\s+){0,3}?"
-                                   r"(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|hardware|llms?|vlms?|mllms?|backbones?|"
-                                   r"generators?|environments?|platforms?)\b"
+                                   rf"{_NAMED_THING_EN}\b"
                                    rf"|哪(?!篇|些论文)[^，。？?]{{0,10}}{_NAMED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪", re.I)
 # A two- or three-letter acronym ("RL", "PDE", "CNNs") is usually a field's term, not a name.
 TERM_ACRONYM = re.compile(r"[A-Z]{2,3}s?")

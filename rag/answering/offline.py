@@ -53,14 +53,6 @@ _QUESTION_WORDS = set(tokenize(
     # Function words Lucene's short stopword list keeps; rare in abstracts, they would weigh most.
     "its itself themselves either whether neither also than"
 ))
-# A Chinese word with any of these among its glosses frames the request instead of naming a topic:
-# the question words above, comparison words, and what asks for an account of a paper (总结 "sum up",
-# 概述 "overview", 介绍 "introduce; give a presentation", 主要 "main; principal", 贡献 "contribute",
-# 一下 "give it a go", 请 "ask; invite"). Glosses are the dictionary's, so a word is framing when any
-# of its senses is (结果 "bear fruit; outcome").
-_FRAMING_GLOSSES = _QUESTION_WORDS | set(tokenize(
-    "sum summarize summary conclude overview outline introduce presentation main principal contribute "
-    "outcome give go do ask invite brief briefly", compounds=False))
 # "What does SoLS stand for?": answered by the sentence spelling the name out, "... (SoLS)".
 _ASKS_EXPANSION = re.compile(r"\bstands? for\b|\bfull name\b|\bspelled out\b|全称|代表什么", re.I)
 # In a question asking for a quantity, the word naming it ("the size of", "the number of") is the
@@ -80,6 +72,14 @@ _ASKS_WHICH_PAPER = re.compile(r"\bwhich (?:paper|work|article|study)\b|哪篇",
 _COMPARISON_TERMS = frozenset(tokenize("compare comparison compared differ difference differences different "
                                        "contrast similar similarity similarities versus vs relate related "
                                        "relationship common between", compounds=False))
+# A Chinese word with any of these among its glosses frames the request instead of naming a topic:
+# the question words above, comparison words, and what asks for an account of a paper (总结 "sum up",
+# 概述 "overview", 介绍 "introduce; give a presentation", 主要 "main; principal", 贡献 "contribute",
+# 一下 "give it a go", 请 "ask; invite"). Glosses are the dictionary's, so a word is framing when any
+# of its senses is (结果 "bear fruit; outcome").
+_FRAMING_GLOSSES = _QUESTION_WORDS | _COMPARISON_TERMS | set(tokenize(
+    "sum summarize summary conclude overview outline introduce presentation main principal contribute "
+    "outcome give go do ask invite brief briefly", compounds=False))
 # With a paper named, its plural nouns are its own ("SnapViT's pruned models", "the methods RoboRefer
 # compares"; "RoboRefer 用了哪些数据集"): only a word for papers asks for other papers beside it
 # ("Which papers study X, such as LTI systems?"). Chinese nouns have no plural: 论文 is one paper after
@@ -247,7 +247,7 @@ def _compose_one(
     # its abstract whatever the sentence: every sentence of it is evidence.
     # So is a Chinese one whose every word frames the request ("总结一下 X", "X 的主要贡献是什么？").
     about_paper_only = bool(wanted) and not focus and (
-        not crosslingual or not any(g.isdisjoint(_FRAMING_GLOSSES | _COMPARISON_TERMS) for g in gloss_terms))
+        not crosslingual or not any(g.isdisjoint(_FRAMING_GLOSSES) for g in gloss_terms))
     asked = _without_names(question, named) if wanted and not about_paper_only and not described else question
     sims = (np.asarray(similarity([c.text for c in pool], asked), dtype=np.float32) if similarity
             else np.zeros(len(pool)))
