@@ -632,6 +632,28 @@ def test_a_question_about_a_reported_measure_asks_for_a_quantity(question, asks)
     assert asks_quantity(question) is asks
 
 
+@pytest.mark.parametrize("question", ["What size foundation model does Spot fine-tune?",
+                                      "What codebook size does Spot use by default?",
+                                      "How large is the model Spot trains?"])
+def test_a_size_is_stated_by_an_amount_in_figures_not_a_percentage_or_a_factor(question):
+    from rag.answering.asked import asks_quantity, states_what_is_asked
+
+    assert asks_quantity(question)
+    required = states_what_is_asked(question, {"Spot": ["spot"]})
+    assert required("Spot fine-tunes a 7B model.") and required("a codebook of 512 vectors")
+    assert required("It is trained on two billion tokens.")
+    assert not required("Spot beats prior work (at least 17\\% relative increase) with 5-60x faster inference.")
+    assert not required("We identify two main limitations of fine-tuning.")  # a count in words, not a size
+
+
+def test_a_size_question_is_refused_when_the_abstract_states_only_gains():
+    hit = _hit("Spot", "Spot fine-tunes foundation models for user interface navigation. It outperforms existing "
+               "methods (at least 17\\% relative increase) with 5-60x faster inference.")
+    res = compose("What size foundation model does Spot fine-tune?", [hit], named={"Spot": ["spot"]},
+                  similarity=lambda t, q: np.full(len(t), 0.9))
+    assert res.refused and "Spot abstract does not state the size of the foundation model" in res.text
+
+
 def test_a_superlative_in_a_quantity_question_is_which_number_not_a_word_to_repeat():
     hit = _hit("Uat", "We propose Uat, an early-exit method. Uat demonstrates consistent improvements in speedup "
                "(1.70-2.10x) with a minimal performance drop.")
@@ -866,6 +888,7 @@ def test_a_refusal_names_the_detail_only_when_the_question_gives_a_noun_phrase()
     assert asked_detail("What kernel function does the GP in Rebo use?", named) == "the kernel function"
     assert asked_detail("How many GPU hours did Rebo take?", named) == "the number of GPU hours"
     assert asked_detail("Which GPUs were used to train Rebo?", named) == "the GPUs"
+    assert asked_detail("What size language model does Rebo fine-tune?", named) == "the size of the language model"
     # Clauses, comparisons and the paper's own name are not named as "the ...".
     for question in ("What does the Rebo paper do first, before its benchmark?",
                      "Rebo ran at two sizes; in which one does it gain more?",

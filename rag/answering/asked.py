@@ -25,6 +25,8 @@ _ASKS_FOR_QUANTITY = re.compile(r"\bhow (?:many|much|long|large|big|fast|often)\
                                 rf"|\bwhat (?:is |are |was |were )?(?:the |its |their )?(?:(?!(?:kinds?|types?|sorts?|sources?|causes?)\b)\w+ ){{0,3}}{_MEASURES}\b"
                                 # "What initial value of beta ...?": the value of a parameter is a number.
                                 r"|\bwhat (?:\w+ )?values? (?:of|for)\b"
+                                # "What codebook size ...?", "What context length ...?": a size is a number.
+                                r"|\bwhat (?:[\w-]+ ){1,2}(?:sizes?|lengths?)\b"
                                 r"|\bin numbers\b", re.I)
 # Questions asking which named thing a paper used: the answer names it (a model, dataset or
 # benchmark is referred to by a proper name: "Unitree G1", "Sora", "AIME24").
@@ -142,6 +144,26 @@ def states_rate(text: str) -> bool:
     return False
 
 
+# Questions asking how big something is ("what size", "what batch size", "how large"): a size is an
+# absolute amount, so a percentage or a factor ("17% relative increase", "5-60x faster") does not state it.
+_ASKS_SIZE = re.compile(r"\bwhat (?:[\w-]+ ){0,2}sizes?\b|\bwhat is the (?:[\w-]+ )?size\b|\bhow (?:large|big)\b", re.I)
+_MAGNITUDES = frozenset("hundred thousand million billion trillion".split())
+_RELATIVE = re.compile(r"(?:%|x|×|-?fold)$", re.I)
+
+
+def states_amount(text: str) -> bool:
+    """True when the text states an amount in figures ("7B", "512 vectors", "1.5 million"), not a
+    percentage or a factor ("17%", "5-60x") nor a count in words ("two main limitations")."""
+    toks, numbers = _numbers(text.replace("\\%", "%"))  # abstracts keep LaTeX's "17\%"
+    for i in numbers:
+        after = toks[i + 1].casefold() if i + 1 < len(toks) else ""
+        if _RELATIVE.search(toks[i]) or after in ("percent", "times", "fold", "x"):
+            continue
+        if any(ch.isdigit() for ch in toks[i]) or after in _MAGNITUDES:
+            return True
+    return False
+
+
 def _derivation(word: str) -> str:
     """"agent" for a doer noun (annotators, generators), "action" for a deed noun (annotations,
     generation), else "": the stemmer gives both one stem, but they count different things."""
@@ -209,7 +231,9 @@ def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> C
         if terms:
             phrase = counted(question).split()
             return states_count_of(terms, phrase[-1] if phrase else "")
-        return states_rate if _ASKS_RATE.search(question) else states_number
+        if _ASKS_RATE.search(question):
+            return states_rate
+        return states_amount if _ASKS_SIZE.search(question) else states_number
     if not named:
         return None
     return asks_for_name(question, named) or states_attribute(question, named)
@@ -317,6 +341,9 @@ def asked_detail(question: str, named: dict[str, list[str]] | None = None) -> st
     kernel function does X use?", "the number of GPU hours" for "How many GPU hours ...?"; else "it"."""
     phrase = _attribute_phrase(question, named)
     if phrase:
+        first, _, rest = phrase.partition(" ")
+        if rest and first.casefold() in _MEASURE_WORDS:
+            return f"the {first} of the {rest}"  # "What size model ...?" -> "the size of the model"
         return "the " + phrase
     what = counted(question) if re.search(r"\bhow many\b", question, re.I) else ""
     words = what.casefold().split()
