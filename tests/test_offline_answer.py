@@ -539,6 +539,7 @@ def test_a_digit_inside_a_name_is_no_quantity(text, states):
     ("How much faster is it than the baseline?", set()),  # a comparative, not a thing counted
     ("SoLS 的推理快了多少倍？", set()),  # "how many times": a ratio
     ("准确率是多少？", set()),
+    ("每道题采样多少条回答（rollout 数）？", {"answer", "repli"}),  # a parenthesis ends the noun, as a "？" does
 ])
 def test_what_a_quantity_question_counts(question, head):
     from rag.answering.asked import counted_terms

@@ -77,7 +77,7 @@ def counted(question: str) -> str:
 
 
 # "多少个四元数神经元？": what a Chinese question counts follows 多少 and its measure word.
-_COUNTED_ZH = re.compile(r"多少(?:个|种|项|名|位|条|次|张|篇|台|层|类|组|倍)?([\u3400-\u9fff]{0,8}?)(?=[？?，,。的在]|$)")
+_COUNTED_ZH = re.compile(r"多少(?:个|种|项|名|位|条|次|张|篇|台|层|类|组|倍)?([\u3400-\u9fff]{0,8}?)(?=[？?，,。的在（(]|$)")
 # A comparative says how a quantity compares ("How much faster ...?"), not what is counted.
 _COMPARATIVE = frozenset("faster slower larger smaller higher lower better worse more less fewer longer shorter "
                          "bigger cheaper greater".split())
