@@ -96,19 +96,25 @@ def counted_terms(question: str) -> set[str]:
     from rag.index.lexical import tokenize
     from rag.index.translate import glosses
 
-    phrase = counted(question)
-    if phrase:
-        words = phrase.split()
-        if len(words) > 3 or words[-1].casefold() in _COMPARATIVE or words[0].casefold() in _COMPARATIVE:
-            return set()
-        if len(words) > 1 and words[-1].casefold() in _KIND_WORDS:
-            words = words[:-1]  # "how many relation types": relations are counted, by kind
-        return set(tokenize(words[-1], compounds=False))
+    if counted(question):
+        head = counted_head(question)
+        return set(tokenize(head, compounds=False)) if head else set()
     m = _COUNTED_ZH.search(question)
     if not m or not m.group(1):
         return set()  # "准确率是多少？", "快了多少倍？": a measure, not a count of things
     heads = glosses(m.group(1))
     return set(tokenize(heads[-1], compounds=False)) if heads else set()
+
+
+def counted_head(question: str) -> str:
+    """The word naming what an English quantity question counts ("GPU hours" -> "hours"), or "" when
+    it counts no thing (a comparison: "how many fewer", "how much faster")."""
+    words = counted(question).split()
+    if not words or len(words) > 3 or words[-1].casefold() in _COMPARATIVE or words[0].casefold() in _COMPARATIVE:
+        return ""
+    if len(words) > 1 and words[-1].casefold() in _KIND_WORDS:
+        words = words[:-1]  # "how many relation types": relations are counted, by kind
+    return words[-1]
 
 
 # Words naming a kind of the noun before them ("relation types", "task categories").
@@ -229,8 +235,7 @@ def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> C
     if asks_quantity(question):
         terms = counted_terms(question)
         if terms:
-            phrase = counted(question).split()
-            return states_count_of(terms, phrase[-1] if phrase else "")
+            return states_count_of(terms, counted_head(question))
         if _ASKS_RATE.search(question):
             return states_rate
         return states_amount if _ASKS_SIZE.search(question) else states_number
