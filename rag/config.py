@@ -120,11 +120,6 @@ class OfflineSettings(BaseModel):
         0.15, ge=0, le=1, description="A further sentence must cover this share of the question's uncovered weight.")
     full_docs: int = Field(
         3, ge=0, le=20, description="How many of the best hits are read whole (every chunk of the abstract).")
-    several_papers_hits: int = Field(
-        8, ge=0, le=50,
-        description="A question asking which papers (plural) do something, naming none, is answered from this many "
-                    "retrieved abstracts when k is smaller: among thousands, its papers often rank just below the "
-                    "first five (0 keeps k).")
 
 
 class Settings(BaseSettings):

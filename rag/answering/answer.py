@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from rag.answering.offline import asks_for_papers, compose
+from rag.answering.offline import compose
 from rag.config import Settings
 from rag.index import Index
 from rag.index.filters import WhereLike
@@ -58,10 +58,8 @@ def answer_from(
     if chosen == "llm" and client is None:
         client = OpenAIChatClient(settings)  # checks the LLM settings before any retrieval work
     started = time.perf_counter()
-    retrieval = index.retrieve(question, k=_hits_wanted(question, k, settings, chosen), where=where)
+    retrieval = index.retrieve(question, k=k, where=where)
     hits = retrieval.hits
-    if retrieval.named:  # the question names its papers: the first k hits hold them
-        hits = hits[: settings.resolve_k(k)]
     t_retrieved = time.perf_counter()
 
     if chosen == "llm":
@@ -143,15 +141,6 @@ def _answer_llm(
         repair=result.repair,
         attempts=result.attempts,
     )
-
-
-def _hits_wanted(question: str, k: int | None, settings: Settings, mode: str) -> int:
-    """k, or more for an offline answer to "Which papers ...?" (`several_papers_hits`): the answer quotes
-    every paper that states what is asked, and among thousands some rank below the first k."""
-    k = settings.resolve_k(k)
-    if mode == "offline" and asks_for_papers(question):
-        return max(k, settings.offline.several_papers_hits)
-    return k
 
 
 def _agreed_closeness(*per_model: list[float | None]) -> list[float | None]:

@@ -86,13 +86,6 @@ _FRAMING_GLOSSES = _QUESTION_WORDS | _COMPARISON_TERMS | set(tokenize(
 # "this / which / one (article)" (这篇论文, 该论文, 哪篇论文, 一篇论文), papers otherwise.
 _ASKS_FOR_PAPERS = re.compile(r"\b(?:papers|articles)\b|(?<!这篇)(?<!该篇)(?<!此篇)(?<!本篇)(?<!哪篇)(?<!一篇)"
                               r"(?<!这)(?<!该)(?<!此)(?<!本)论文", re.I)
-
-
-def asks_for_papers(question: str) -> bool:
-    """True when the question asks for several papers ("Which papers ...?", 哪些论文)."""
-    return bool(_ASKS_FOR_PAPERS.search(question))
-
-
 # "What is proposed ...?", "Which method does X introduce?", "Which paper ...?": asks for the
 # paper's own proposal.
 _ASKS_PROPOSED = re.compile(r"\b(?:propos|introduc)\w*|\bwhich\s+(?:paper|papers|work|works)\b|提出|哪篇|哪些论文", re.I)
