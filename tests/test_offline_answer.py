@@ -635,7 +635,7 @@ def test_a_question_about_a_reported_measure_asks_for_a_quantity(question, asks)
 
 @pytest.mark.parametrize("question", ["What size foundation model does Spot fine-tune?",
                                       "What codebook size does Spot use by default?",
-                                      "How large is the model Spot trains?"])
+                                      "What is the model size Spot trains?"])
 def test_a_size_is_stated_by_an_amount_in_figures_not_a_percentage_or_a_factor(question):
     from rag.answering.asked import asks_quantity, states_what_is_asked
 
@@ -645,6 +645,13 @@ def test_a_size_is_stated_by_an_amount_in_figures_not_a_percentage_or_a_factor(q
     assert required("It is trained on two billion tokens.")
     assert not required("Spot beats prior work (at least 17\\% relative increase) with 5-60x faster inference.")
     assert not required("We identify two main limitations of fine-tuning.")  # a count in words, not a size
+
+
+def test_how_large_a_change_is_may_be_a_percentage():
+    from rag.answering.asked import states_what_is_asked
+
+    required = states_what_is_asked("How large is the reduction in test loss on GPT-2?", {"Spot": ["spot"]})
+    assert required("It cuts the final test loss by 46% on GPT-2.")
 
 
 def test_a_size_question_is_refused_when_the_abstract_states_only_gains():

@@ -150,9 +150,10 @@ def states_rate(text: str) -> bool:
     return False
 
 
-# Questions asking how big something is ("what size", "what batch size", "how large"): a size is an
-# absolute amount, so a percentage or a factor ("17% relative increase", "5-60x faster") does not state it.
-_ASKS_SIZE = re.compile(r"\bwhat (?:[\w-]+ ){0,2}sizes?\b|\bwhat is the (?:[\w-]+ )?size\b|\bhow (?:large|big)\b", re.I)
+# Questions asking what size something is ("what size", "what batch size"): a size is an absolute
+# amount, so a percentage or a factor ("17% relative increase", "5-60x faster") does not state it.
+# ("How large is the reduction ...?" asks how big a change is: a percentage answers it.)
+_ASKS_SIZE = re.compile(r"\bwhat (?:[\w-]+ ){0,2}sizes?\b|\bwhat is the (?:[\w-]+ )?size\b", re.I)
 _MAGNITUDES = frozenset("hundred thousand million billion trillion".split())
 _RELATIVE = re.compile(r"(?:%|x|×|-?fold)$", re.I)
 
