@@ -876,6 +876,14 @@ def test_an_attribute_the_named_abstract_never_mentions_is_refused():
                        named={"Rebo": ["rebo"]}, similarity=sim).refused
 
 
+def test_an_attribute_is_mentioned_by_its_own_word_not_one_sharing_its_first_letters():
+    from rag.answering.asked import states_attribute
+
+    mentions = states_attribute("In which animal species was Rebo tested?", {"Rebo": ["rebo"]})
+    assert not mentions("Rebo drives neural activity toward specified states.")  # species/specified
+    assert mentions("Rebo was tested in two species of monkey.") and mentions("The animals were rhesus macaques.")
+
+
 def test_attribute_words_leave_out_what_an_answer_need_not_repeat():
     from rag.answering.asked import attribute_terms
 

@@ -365,7 +365,6 @@ def states_attribute(question: str, named: dict[str, list[str]] | None = None) -
     An abstract that never mentions a paper's licence, its kernel or a year does not state which one
     it is, however close its other sentences are to the rest of the question.
     """
-    from rag.answering.candidates import matches
     from rag.index.lexical import tokenize
 
     terms = attribute_terms(question, named)
@@ -373,8 +372,10 @@ def states_attribute(question: str, named: dict[str, list[str]] | None = None) -
         return None
 
     def mentions(text: str) -> bool:
+        # The attribute's own word, not one sharing its stem's first letters: "species" (speci) is
+        # not mentioned by "specified" (specifi), as `matches` would allow for a topic word.
         words = set(tokenize(text, compounds=False))
-        return any(matches(x, words) for x in terms)
+        return any(x in words or x + "s" in words or (x.endswith("s") and x[:-1] in words) for x in terms)
     return mentions
 
 
