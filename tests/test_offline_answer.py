@@ -876,6 +876,26 @@ def test_an_attribute_the_named_abstract_never_mentions_is_refused():
                        named={"Rebo": ["rebo"]}, similarity=sim).refused
 
 
+@pytest.mark.parametrize("question", ["Which existing estimation methods, by name, does Rebo outperform?",
+                                      "What are the names of the four public datasets Rebo is evaluated on?"])
+def test_a_question_asking_for_names_is_not_answered_by_a_sentence_naming_none(question):
+    hit = _hit("Rebo", "We propose Rebo. Rebo outperforms existing estimation methods on four public datasets.")
+    res = compose(question, [hit], named={"Rebo": ["rebo"]}, similarity=lambda t, q: np.full(len(t), 0.9))
+    assert res.refused and "Rebo abstract does not state" in res.text
+    named = _hit("Rebo", "We propose Rebo. Rebo outperforms ESN and NODE on the Lorenz and KITTI datasets.")
+    assert not compose(question, [named], named={"Rebo": ["rebo"]}, similarity=lambda t, q: np.full(len(t), 0.9)).refused
+
+
+def test_the_words_spelling_out_a_name_the_question_gives_name_nothing_new():
+    from rag.answering.asked import asks_for_name
+
+    names = asks_for_name("Which robot hand platform was used in the RoTO work?", {"RoTO": ["roto"]})
+    assert not names("We release the Robot Tactile Olympiad ($\\texttt{RoTO}$) benchmark.")
+    assert names("Experiments run on the Shadow Hand platform.")
+    assert not asks_for_name("Which DiT model is it built on?", {"XVerse": ["x"]})(
+        "It undermines the coherence of Diffusion Transformers (DiTs).")
+
+
 def test_an_attribute_is_mentioned_by_its_own_word_not_one_sharing_its_first_letters():
     from rag.answering.asked import states_attribute
 

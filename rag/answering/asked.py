@@ -42,6 +42,8 @@ _ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?!(?:papers?|works?|studies|study|
                                    # "Name the four datasets X uses.", "List the benchmarks ...": a request for names
                                    r"|^\W*(?:please\W+)?(?:name|list)\s+(?:all\s+)?(?:the\s+|its\s+|their\s+)?(?:\w+\s+){0,3}?"
                                    rf"{_NAMED_THING_EN}\b"
+                                   # "..., by name?", "What are the names of the datasets ...?": names asked for
+                                   r"|\bby name\b|\bnames? of (?:the|its|their|these|those|all)\b"
                                    rf"|哪(?!篇|些论文)[^，。？?]{{0,10}}{_NAMED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪", re.I)
 # A two- or three-letter acronym ("RL", "PDE", "CNNs") is usually a field's term, not a name.
 TERM_ACRONYM = re.compile(r"[A-Z]{2,3}s?")
@@ -259,12 +261,16 @@ def asks_for_name(question: str, named: dict[str, list[str]] | None = None) -> C
         def names_something(text: str) -> bool:
             text = _ENUMERATOR.sub(" ", text)
             spelled = _acronyms_of(re.findall(r"[A-Za-z]+", text))
+            # The words spelling out a name the question gives are that name: "Robot Tactile Olympiad (RoTO)".
+            spelling_given = _spelled_out(text, given)
             # Plain capitalised words inside the sentence are names too ("Franka", "Sora", "Cityscapes").
             proper = {w for w in re.findall(r"(?<=[a-z0-9,;:)] )[A-Z][a-z]+\b", text) if w.casefold() not in q_words}
             versioned = set(_VERSIONED.findall(text))  # "Gemini-2.5-Pro", "Llama-3-8B"
             for name in extract_names(text) | proper | versioned:
                 if TERM_ACRONYM.fullmatch(name):
                     continue  # "RL", "ODEs": a field's term, not the name of a thing used
+                if spelling_given and all(w.casefold() in spelling_given for w in re.findall(r"[A-Za-z]+", name)):
+                    continue
                 key = name.casefold()
                 if key in given or key.rstrip("s") in given or key.rstrip("s") in spelled:
                     continue  # given by the question, or a term spelled out beside it ("large language models (LLMs)")
@@ -274,6 +280,30 @@ def asks_for_name(question: str, named: dict[str, list[str]] | None = None) -> C
             return False
         return names_something
     return None
+
+
+def _spelled_out(text: str, names: set[str]) -> set[str]:
+    """The words (case-folded) that spell out one of `names` just before it is given in parentheses:
+    "Robot Tactile Olympiad ($\\texttt{RoTO}$)" -> {robot, tactile, olympiad} when "roto" is in `names`.
+    The words' initials, in order, are letters of the name starting with its first."""
+    out: set[str] = set()
+    for m in re.finditer(r"\(([^()]{1,40})\)", text):
+        inner = re.sub(r"\\[A-Za-z]+|[${}]", " ", m.group(1)).split()
+        if not inner or inner[0].casefold().rstrip("s") not in {n.rstrip("s") for n in names}:
+            continue
+        name = inner[0].casefold()
+        before = re.findall(r"[A-Za-z][\w-]*", text[: m.start()])[-len(name):]
+        for j in range(len(before)):
+            initials = "".join(w[0] for w in before[j:]).casefold()
+            if initials[0] == name[0] and _is_subsequence(initials, name):
+                out |= {w.casefold() for w in before[j:]}
+                break
+    return out
+
+
+def _is_subsequence(short: str, long: str) -> bool:
+    it = iter(long)
+    return all(ch in it for ch in short)
 
 
 # "What kernel function does ...?", "Under what licence is ...?", "In what year was ...?": the words
