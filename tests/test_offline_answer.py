@@ -553,6 +553,9 @@ def test_a_count_answers_only_when_it_counts_the_thing_asked_about():
     hours = states_count_of({"hour"})
     assert hours("It needs 200 H100 GPU hours.") and hours("Training took about five hours.")
     assert not hours("It runs in 4 stages on one machine.")
+    pairs = states_count_of({"pair"}, "pairs")
+    assert not pairs("It includes question-answer pairs spanning four categories of violations.")  # counts categories
+    assert pairs("It includes 3,000 question-answer pairs.") and pairs("We collect 3,000 annotated pairs.")
     samples = states_count_of({"sampl"})
     assert samples("The algorithm has a sample complexity of $O(\\epsilon^{-3})$.")  # the thing, then its count
     hit = _hit("QSHNN", "QSHNN is a quaternion Hopfield network. It projects each 4x4 block of the weight "

@@ -180,6 +180,9 @@ def _derivation(word: str) -> str:
     return "agent" if w.endswith(("or", "er")) else "action" if w.endswith(("ion", "ment")) else ""
 
 
+_PLURAL_NOUN = re.compile(r"[a-z]{2,}[^s\W]s")
+
+
 def states_count_of(terms: set[str], word: str = "") -> Callable[[str], bool]:
     """A check that a text states a number next to one of `terms` (the thing counted; `word`, the
     question's own word for it: a count of annotations does not say how many annotators there were)."""
@@ -195,6 +198,12 @@ def states_count_of(terms: set[str], word: str = "") -> Callable[[str], bool]:
         # "on a single A100 GPU" counts GPUs: one.
         numbers += [i for i, tok in enumerate(toks) if tok.casefold() == "single"]
         for i in numbers:
+            after = toks[i + 1] if i + 1 < len(toks) else ""
+            if _PLURAL_NOUN.fullmatch(after) and after.casefold() not in _MAGNITUDES:
+                # "pairs spanning four categories": a number right before a plural noun counts that noun
+                if counts(after):
+                    return True
+                continue
             near = toks[max(0, i - COUNT_BEFORE):i] + toks[i + 1:i + 1 + COUNT_AFTER]
             if any(counts(w) for w in near):
                 return True
