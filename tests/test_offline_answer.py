@@ -441,6 +441,7 @@ def test_a_refusal_names_the_paper_only_when_it_is_certain_which():
     ("Spot 在实验中使用的基础模型具体是哪一个？", True),
     ("Spot 用哪个数据集做评测？", True),
     ("Spot 实验所用的四个公开数据集分别是哪几个？", True),  # 哪几 asks which ones, not how many
+    ("Spot 是基于哪个具体的 DiT 基础模型构建的？", True),  # the kind may come a dozen characters after 哪
     ("哪篇论文提出了一个基准？", False),  # asks for a paper, not for a thing the paper used
     ("Spot 的主要贡献是什么？", False),
 ])

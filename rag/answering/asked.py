@@ -44,7 +44,7 @@ _ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?!(?:papers?|works?|studies|study|
                                    rf"{_NAMED_THING_EN}\b"
                                    # "..., by name?", "What are the names of the datasets ...?": names asked for
                                    r"|\bby name\b|\bnames? of (?:the|its|their|these|those|all)\b"
-                                   rf"|哪(?!篇|些论文)[^，。？?]{{0,10}}{_NAMED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪", re.I)
+                                   rf"|哪(?!篇|些论文)[^，。？?]{{0,16}}{_NAMED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪", re.I)
 # A two- or three-letter acronym ("RL", "PDE", "CNNs") is usually a field's term, not a name.
 TERM_ACRONYM = re.compile(r"[A-Z]{2,3}s?")
 # A model named with its version: a capitalised word, a hyphen and a number ("Gemini-2.5-Pro").
