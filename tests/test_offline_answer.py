@@ -898,6 +898,12 @@ def test_the_words_spelling_out_a_name_the_question_gives_name_nothing_new():
     assert names("Experiments run on the Shadow Hand platform.")
     assert not asks_for_name("Which DiT model is it built on?", {"XVerse": ["x"]})(
         "It undermines the coherence of Diffusion Transformers (DiTs).")
+    # Nor do those of a field's short acronym, or of a given name spelled with joining words.
+    benchmarks = asks_for_name("Which RL benchmarks was VDT evaluated on?", {"VDT": ["vdt"]})
+    assert not benchmarks("The Conditional Sequence Modeling (CSM) paradigm is promising in RL tasks.")
+    assert benchmarks("VDT is evaluated on the Gym MuJoCo tasks.")
+    models = asks_for_name("Apart from LIF neurons, which neuron models were tested?", {"LIF": ["p"]})
+    assert not models("It enables SNNs with simple Leaky Integrate and Fire (LIF) neurons to win.")
 
 
 def test_an_attribute_is_mentioned_by_its_own_word_not_one_sharing_its_first_letters():

@@ -292,22 +292,29 @@ def asks_for_name(question: str, named: dict[str, list[str]] | None = None) -> C
 
 
 def _spelled_out(text: str, names: set[str]) -> set[str]:
-    """The words (case-folded) that spell out one of `names` just before it is given in parentheses:
-    "Robot Tactile Olympiad ($\\texttt{RoTO}$)" -> {robot, tactile, olympiad} when "roto" is in `names`.
+    """The words (case-folded) that spell out one of `names`, or a field's short acronym, just before it is
+    given in parentheses: "Robot Tactile Olympiad ($\\texttt{RoTO}$)" -> {robot, tactile, olympiad} when
+    "roto" is in `names`; "Conditional Sequence Modeling (CSM)" -> {conditional, sequence, modeling}.
     The words' initials, in order, are letters of the name starting with its first."""
     out: set[str] = set()
     for m in re.finditer(r"\(([^()]{1,40})\)", text):
         inner = re.sub(r"\\[A-Za-z]+|[${}]", " ", m.group(1)).split()
-        if not inner or inner[0].casefold().rstrip("s") not in {n.rstrip("s") for n in names}:
-            continue
+        if not inner or (inner[0].casefold().rstrip("s") not in {n.rstrip("s") for n in names}
+                         and not TERM_ACRONYM.fullmatch(inner[0])):
+            continue  # neither given nor a field's term ("Conditional Sequence Modeling (CSM)")
         name = inner[0].casefold()
-        before = re.findall(r"[A-Za-z][\w-]*", text[: m.start()])[-len(name):]
+        before = re.findall(r"[A-Za-z][\w-]*", text[: m.start()])[-len(name) - 3:]
         for j in range(len(before)):
-            initials = "".join(w[0] for w in before[j:]).casefold()
-            if initials[0] == name[0] and _is_subsequence(initials, name):
-                out |= {w.casefold() for w in before[j:]}
+            # "Leaky Integrate and Fire (LIF)": small joining words give no letter
+            initials = "".join(w[0] for w in before[j:] if w.casefold() not in _JOINING).casefold()
+            if initials and initials[0] == name[0] and before[j].casefold() not in _JOINING \
+                    and _is_subsequence(initials, name):
+                out |= {p for w in before[j:] for p in [w.casefold(), *w.casefold().split("-")]}  # "Integrate-and-Fire"
                 break
     return out
+
+
+_JOINING = frozenset("and of the for with to in on a an".split())
 
 
 def _is_subsequence(short: str, long: str) -> bool:
