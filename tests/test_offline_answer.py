@@ -881,13 +881,22 @@ def test_an_attribute_the_named_abstract_never_mentions_is_refused():
 
 
 @pytest.mark.parametrize("question", ["Which existing estimation methods, by name, does Rebo outperform?",
-                                      "What are the names of the four public datasets Rebo is evaluated on?"])
+                                      "What are the names of the four public datasets Rebo is evaluated on?",
+                                      "What are the four public datasets Rebo is evaluated on?"])
 def test_a_question_asking_for_names_is_not_answered_by_a_sentence_naming_none(question):
     hit = _hit("Rebo", "We propose Rebo. Rebo outperforms existing estimation methods on four public datasets.")
     res = compose(question, [hit], named={"Rebo": ["rebo"]}, similarity=lambda t, q: np.full(len(t), 0.9))
     assert res.refused and "Rebo abstract does not state" in res.text
     named = _hit("Rebo", "We propose Rebo. Rebo outperforms ESN and NODE on the Lorenz and KITTI datasets.")
     assert not compose(question, [named], named={"Rebo": ["rebo"]}, similarity=lambda t, q: np.full(len(t), 0.9)).refused
+
+
+def test_what_are_the_datasets_asks_for_names_but_what_are_the_models_good_at_does_not():
+    from rag.answering.asked import asks_for_name
+
+    assert asks_for_name("What were the benchmarks used?") and asks_for_name("What are the datasets?")
+    assert not asks_for_name("What are the models good at?")
+    assert not asks_for_name("What are the main contributions of Rebo?")
 
 
 def test_the_words_spelling_out_a_name_the_question_gives_name_nothing_new():

@@ -42,6 +42,9 @@ _ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?!(?:papers?|works?|studies|study|
                                    # "Name the four datasets X uses.", "List the benchmarks ...": a request for names
                                    r"|^\W*(?:please\W+)?(?:name|list)\s+(?:all\s+)?(?:the\s+|its\s+|their\s+)?(?:\w+\s+){0,3}?"
                                    rf"{_NAMED_THING_EN}\b"
+                                   # "What are the four public datasets X is evaluated on?": which ones, by name
+                                   rf"|\bwhat (?:are|were) (?:the|its|their) (?:[\w-]+ ){{0,2}}{_NAMED_THING_EN}"
+                                   r"(?=\s+(?:that|which|used|in|on|for|from|of|to|with|by|at|(?-i:[A-Z][\w-]*))\b|\s*[?,.;:]|$)"
                                    # "..., by name?", "What are the names of the datasets ...?": names asked for
                                    r"|\bby name\b|\bnames? of (?:the|its|their|these|those|all)\b"
                                    rf"|哪(?!篇|些论文)[^，。？?]{{0,16}}{_NAMED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪", re.I)
