@@ -64,3 +64,25 @@ def test_a_named_paper_ranks_first_even_when_another_is_closer(seed_settings):
 def test_a_detail_the_named_abstract_lacks_is_refused_with_the_paper_named(seed_settings):
     ans = rag.answer("What learning rate was used to train T2I-R1?", settings=seed_settings)
     assert ans.refused and ans.citations == [] and "T2I-R1 abstract does not state" in ans.text
+
+
+def test_a_label_or_title_quoted_whole_names_its_paper():
+    docs = [("a", "We propose a proxy target framework for spiking networks."), ("b", "Proxies speed up selection.")]
+    titles = [("a", "Proxy target framework"), ("b", "Selection via Proxy: Efficient Data Selection"),
+              ("b", "Diffusion models")]  # two words: a topic, not a title to look for
+    index = NameIndex.build(docs, titles)
+    assert index.quoted_titles("By how much does the Proxy target framework raise performance?") == \
+        {"proxy target framework": ["a"]}
+    assert index.quoted_titles("Which proxy helps target selection in this framework?") == {}
+    assert index.quoted_titles("What do diffusion models learn?") == {}
+    assert NameIndex.build(docs).quoted_titles("the Proxy target framework") == {}
+
+
+def test_names_saved_in_an_older_format_are_stale(tmp_path):
+    (tmp_path / "names.json").write_text('{"n_docs": 1, "docs": {"brave": ["a"]}}', encoding="utf-8")
+    assert not NameIndex.current(tmp_path)
+    assert NameIndex.load(tmp_path).lookup("What does BraVE do?") == ({"BraVE": ["a"]}, [])  # readers go on
+    (tmp_path / "names.json").write_text(NameIndex.build([("a", "BraVE")], [("a", "Branch value estimation")]).to_json(),
+                                         encoding="utf-8")
+    assert NameIndex.current(tmp_path) and NameIndex.load(tmp_path).titles == {"branch value estimation": ["a"]}
+

@@ -369,13 +369,14 @@ class Index:
 
     def stale_extras(self) -> bool:
         """True when a file kept beside BM25 that the settings use is missing (an index built by an
-        older version), BM25 holds terms of an older `tokenize` (lexical.FORMAT), or the paraphrase
+        older version), BM25 or the names hold an older format (lexical.FORMAT, names.FORMAT), or the paraphrase
         vectors were made by another engine than the one ingest uses now (session 6 embedded chunks
         in float32): the next `ingest` rebuilds them, readers go on with what is there (float32 and
         int8 vectors of the same model agree to cosine 0.99)."""
         files = [NAMES_FILE, SENTENCES_FILE] + ([ENSEMBLE_FILE] if self.settings.ensemble_weight > 0 else []) \
             + ([MPNET_FILE] if self._paraphrase_on() else [])
-        if not all((self.paths.lexical / f).is_file() for f in files) or not lexical.current(self.paths.lexical):
+        if not all((self.paths.lexical / f).is_file() for f in files) or not lexical.current(self.paths.lexical) \
+                or not NameIndex.current(self.paths.lexical):
             return True
         return self._paraphrase_on() and MPNetVectors.recorded_model(self.paths.lexical) != PARAPHRASE_ENGINE
 
@@ -404,15 +405,17 @@ class Index:
     def _rebuild_lexical(self) -> int:
         """Rebuild BM25 and what is kept beside it (names, sentence vectors, the filter catalog)
         from every chunk in the store; return the chunk count."""
-        ids, texts, named, bodies = [], [], [], []
+        ids, texts, named, titles, bodies = [], [], [], [], []
         keys = catalog.Catalog(None)  # the filter catalog describes the same chunks
         for c in self.store.scan(text=True):
             ids.append(c.id)
             texts.append(((c.title or "") + " " + c.text).strip())
             named.append((c.doc_id, f"{c.label} {c.title or ''} {c.text}"))
+            if c.n == 0:
+                titles += [(c.doc_id, c.label), (c.doc_id, c.title or "")]
             bodies.append((c.id, c.text))
             keys.add(c)
-        names = NameIndex.build(named)
+        names = NameIndex.build(named, titles)
         sentences = SentenceIndex.build(bodies, self._embed_cached)
         extra = {NAMES_FILE: names.to_json(), **sentences.files()}
         if self.settings.ensemble_weight > 0:

@@ -70,23 +70,50 @@ def extract_names(text: str) -> set[str]:
     return out
 
 
+# What names.json holds (2: also the documents' labels and titles, `NameIndex.titles`); an index saved
+# with another format is rebuilt by the next ingest, readers go on with what it has.
+FORMAT = 2
+# Fewest words of a label or title that a question must quote whole for it to name its paper: shorter
+# ones ("Diffusion models") are a topic; names of one word are found as names.
+TITLE_WORDS = 3
+
+
+def _title_key(text: str) -> str:
+    return " ".join(re.findall(r"[\w-]+", text.casefold()))
+
+
 @dataclass
 class NameIndex:
-    """Case-folded name -> ids of the documents mentioning it."""
+    """Case-folded name -> ids of the documents mentioning it; quoted label or title -> its documents."""
 
     docs: dict[str, list[str]] = field(default_factory=dict)
     n_docs: int = 0
+    titles: dict[str, list[str]] = field(default_factory=dict)
+    format: int = FORMAT
 
     @classmethod
-    def build(cls, documents: Iterable[tuple[str, str]]) -> "NameIndex":
-        """Index (doc_id, text) pairs; a document may come in several pieces (chunks, title)."""
+    def build(cls, documents: Iterable[tuple[str, str]], titles: Iterable[tuple[str, str]] = ()) -> "NameIndex":
+        """Index (doc_id, text) pairs; a document may come in several pieces (chunks, title).
+        `titles`: (doc_id, label or title) pairs, found when a question quotes one whole."""
         found: dict[str, set[str]] = {}
         ids: set[str] = set()
         for doc_id, text in documents:
             ids.add(doc_id)
             for name in extract_names(text):
                 found.setdefault(name.casefold(), set()).add(doc_id)
-        return cls({k: sorted(v) for k, v in found.items()}, len(ids))
+        by_title: dict[str, set[str]] = {}
+        for doc_id, title in titles:
+            key = _title_key(title or "")
+            if len(key.split()) >= TITLE_WORDS:
+                by_title.setdefault(key, set()).add(doc_id)
+        return cls({k: sorted(v) for k, v in found.items()}, len(ids), {k: sorted(v) for k, v in by_title.items()})
+
+    def quoted_titles(self, question: str) -> dict[str, list[str]]:
+        """The labels or titles (of 3+ words) the question quotes whole -> their documents: "the Proxy
+        target framework" names that paper as surely as a name would, though none of its words is one."""
+        asked = f" {_title_key(question)} "
+        return {key: docs for key, docs in self.titles.items()
+                if f" {key} " in asked and len(docs) <= self.max_docs}
 
     @property
     def max_docs(self) -> int:
@@ -129,13 +156,23 @@ class NameIndex:
         return {k: sorted(v) for k, v in parts.items()}
 
     def to_json(self) -> str:
-        return json.dumps({"n_docs": self.n_docs, "docs": self.docs}, ensure_ascii=False)
+        return json.dumps({"format": FORMAT, "n_docs": self.n_docs, "docs": self.docs, "titles": self.titles},
+                          ensure_ascii=False)
+
+    @staticmethod
+    def current(folder: Path) -> bool:
+        """True when the saved names were made in this version's format (FORMAT)."""
+        try:
+            return json.loads((folder / NAMES_FILE).read_text(encoding="utf-8")).get("format") == FORMAT
+        except (OSError, ValueError, AttributeError):
+            return False
 
     @classmethod
     def load(cls, folder: Path) -> "NameIndex":
         """The saved index, or an empty one (an index built before names were kept)."""
         try:
             data = json.loads((folder / NAMES_FILE).read_text(encoding="utf-8"))
-            return cls({str(k): list(v) for k, v in data["docs"].items()}, int(data["n_docs"]))
+            return cls({str(k): list(v) for k, v in data["docs"].items()}, int(data["n_docs"]),
+                       {str(k): list(v) for k, v in data.get("titles", {}).items()}, int(data.get("format", 1)))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return cls()
+            return cls(format=0)

@@ -117,7 +117,7 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     """Return the k best chunks for the query, one per document, best first.
 
     Documents that mention a distinctive name of the question (a method or dataset the
-    question asks about) rank first: among thousands of abstracts, a close paper must not
+    question asks about), or whose label or title of 3+ words it quotes whole, rank first: among thousands of abstracts, a close paper must not
     answer for the one named. Their best chunk is fetched when fusion did not find it.
 
     With a filter, `allowed` holds the ids of the chunks it admits: every ranking keeps only
@@ -185,6 +185,8 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     weights.append(settings.distinct_lexical_weight)
     named, unknown = names.lookup(query) if names is not None else ({}, [])
     wanted = {d for docs in named.values() for d in docs}
+    # A label or title the question quotes whole names its paper too (the answerer finds it among the hits).
+    wanted |= {d for docs in (names.quoted_titles(query) if names is not None else {}).values() for d in docs}
     # Only the chunks that become hits are read from Chroma (fetching every candidate of five
     # rankings, ~150 ids, cost 25-40 ms a question at 5,000 abstracts). A chunk deleted since the
     # BM25 or vector files were built is dropped from every ranking and fusion runs again.
