@@ -1215,3 +1215,15 @@ def test_each_part_of_a_two_part_question_is_answered_by_its_own_sentence():
     parts = [_compose_one(p, [beta], **options) for p in ("How many sampling steps does Beta need",
                                                           "and which dataset is Beta evaluated on?")]
     assert [c.text for c in res.quoted] == sorted({c.text for r in parts for c in r.quoted}, key=beta.text.find)
+
+
+def test_a_which_paper_question_sharing_a_titles_words_does_not_name_that_paper():
+    # The asker describes a paper they cannot name: a title using the same words is one candidate.
+    caql = _hit("Continuous Action Q-Learning", "Value-based methods need a maximisation over actions. "
+                "We solve it with mixed-integer programming.")
+    ours = _hit("Critic-only control", "We propose a Q-learning method for continuous actions that trains "
+                "no separate actor network.")
+    sim = lambda t, q: np.array([0.9 if "no separate actor" in s else 0.3 for s in t])  # noqa: E731
+    res = compose("Which paper does Q-learning over continuous actions without training a separate actor network?",
+                  [caql, ours], similarity=sim)
+    assert not res.refused and res.cited == [1]

@@ -200,7 +200,9 @@ def _compose_one(
     # "the proxy target framework", "the global convergence proof for single-timescale actor-critic":
     # a paper named by the words of its label or title is named as surely as by a name, and is
     # answered from alone; those words stay focus words (they also say what the question asks about).
-    described = not named and not crosslingual and t.label_share <= 1
+    # (Not "Which paper ...?": its description is what the asker knows of a paper they cannot name,
+    # so a title sharing its words is a candidate among the hits, not the paper named.)
+    described = not named and not crosslingual and t.label_share <= 1 and not _ASKS_WHICH_PAPER.search(question)
     named = named or (_named_by_label(terms, hits, t.label_share) if described else {})
     described = described and bool(named)
     wanted = {d for docs in named.values() for d in docs}
