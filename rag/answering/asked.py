@@ -25,12 +25,15 @@ _ASKS_FOR_QUANTITY = re.compile(r"\bhow (?:many|much|long|large|big|fast|often)\
                                 rf"|\bwhat (?:is |are |was |were )?(?:the |its |their )?(?:(?!(?:kinds?|types?|sorts?|sources?|causes?)\b)\w+ ){{0,3}}{_MEASURES}\b"
                                 # "What initial value of beta ...?": the value of a parameter is a number.
                                 r"|\bwhat (?:\w+ )?values? (?:of|for)\b"
-                                # "What codebook size ...?", "What context length ...?": a size is a number.
-                                r"|\bwhat (?:[\w-]+ ){1,2}(?:sizes?|lengths?)\b"
+                                # "What codebook size ...?": a size is a number. ("What horizon length ...?" is
+                                # left to the attribute rule: the sentence must say "horizon".)
+                                r"|\bwhat (?:[\w-]+ ){1,2}sizes?\b"
                                 r"|\bin numbers\b", re.I)
 # Questions asking which named thing a paper used: the answer names it (a model, dataset or
 # benchmark is referred to by a proper name: "Unitree G1", "Sora", "AIME24").
 _NAMED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨干网络|硬件|环境|平台)"
+# "哪两类数据" asks which kinds (类) of data, answered by a description, as "what class of X" is.
+_ZH_KINDS = "[一两几三四五]?类"
 # ("Which papers build datasets ...?" asks for papers, not for a dataset's name.)
 _NAMED_THING_EN = (r"(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|hardware|llms?|vlms?|mllms?|"
                    r"backbones?|generators?|environments?|platforms?)")
@@ -47,7 +50,7 @@ _ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?!(?:papers?|works?|studies|study|
                                    r"(?=\s+(?:that|which|used|in|on|for|from|of|to|with|by|at|(?-i:[A-Z][\w-]*))\b|\s*[?,.;:]|$)"
                                    # "..., by name?", "What are the names of the datasets ...?": names asked for
                                    r"|\bby name\b|\bnames? of (?:the|its|their|these|those|all)\b"
-                                   rf"|哪(?!篇|些论文)[^，。？?]{{0,16}}{_NAMED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪", re.I)
+                                   rf"|哪(?!篇|些论文|{_ZH_KINDS})[^，。？?]{{0,16}}{_NAMED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪(?!{_ZH_KINDS})", re.I)
 # A two- or three-letter acronym ("RL", "PDE", "CNNs") is usually a field's term, not a name.
 TERM_ACRONYM = re.compile(r"[A-Z]{2,3}s?")
 # A model named with its version: a capitalised word, a hyphen and a number ("Gemini-2.5-Pro").
@@ -295,16 +298,15 @@ def asks_for_name(question: str, named: dict[str, list[str]] | None = None) -> C
 
 
 def _spelled_out(text: str, names: set[str]) -> set[str]:
-    """The words (case-folded) that spell out one of `names`, or a field's short acronym, just before it is
-    given in parentheses: "Robot Tactile Olympiad ($\\texttt{RoTO}$)" -> {robot, tactile, olympiad} when
-    "roto" is in `names`; "Conditional Sequence Modeling (CSM)" -> {conditional, sequence, modeling}.
+    """The words (case-folded) that spell out one of `names` just before it is given in parentheses:
+    "Robot Tactile Olympiad ($\\texttt{RoTO}$)" -> {robot, tactile, olympiad} when "roto" is in `names`.
+    (A field's acronym is not skipped: "Leaky Integrate and Fire (LIF)" names the neuron model asked for.)
     The words' initials, in order, are letters of the name starting with its first."""
     out: set[str] = set()
     for m in re.finditer(r"\(([^()]{1,40})\)", text):
         inner = re.sub(r"\\[A-Za-z]+|[${}]", " ", m.group(1)).split()
-        if not inner or (inner[0].casefold().rstrip("s") not in {n.rstrip("s") for n in names}
-                         and not TERM_ACRONYM.fullmatch(inner[0])):
-            continue  # neither given nor a field's term ("Conditional Sequence Modeling (CSM)")
+        if not inner or inner[0].casefold().rstrip("s") not in {n.rstrip("s") for n in names}:
+            continue
         name = inner[0].casefold()
         before = re.findall(r"[A-Za-z][\w-]*", text[: m.start()])[-len(name) - 3:]
         for j in range(len(before)):
