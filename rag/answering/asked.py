@@ -303,9 +303,10 @@ def _spelled_out(text: str, names: set[str]) -> set[str]:
     (A field's acronym is not skipped: "Leaky Integrate and Fire (LIF)" names the neuron model asked for.)
     The words' initials, in order, are letters of the name starting with its first."""
     out: set[str] = set()
+    singular = {n.rstrip("s") for n in names}
     for m in re.finditer(r"\(([^()]{1,40})\)", text):
         inner = re.sub(r"\\[A-Za-z]+|[${}]", " ", m.group(1)).split()
-        if not inner or inner[0].casefold().rstrip("s") not in {n.rstrip("s") for n in names}:
+        if not inner or inner[0].casefold().rstrip("s") not in singular:
             continue
         name = inner[0].casefold()
         before = re.findall(r"[A-Za-z][\w-]*", text[: m.start()])[-len(name) - 3:]

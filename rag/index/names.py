@@ -89,7 +89,6 @@ class NameIndex:
     docs: dict[str, list[str]] = field(default_factory=dict)
     n_docs: int = 0
     titles: dict[str, list[str]] = field(default_factory=dict)
-    format: int = FORMAT
 
     @classmethod
     def build(cls, documents: Iterable[tuple[str, str]], titles: Iterable[tuple[str, str]] = ()) -> "NameIndex":
@@ -112,8 +111,18 @@ class NameIndex:
         """The labels or titles (of 3+ words) the question quotes whole -> their documents: "the Proxy
         target framework" names that paper as surely as a name would, though none of its words is one."""
         asked = f" {_title_key(question)} "
-        return {key: docs for key, docs in self.titles.items()
-                if f" {key} " in asked and len(docs) <= self.max_docs}
+        keys = {key for word in set(asked.split()) for key in self._titles_by_first_word.get(word, ())}
+        return {key: self.titles[key] for key in keys
+                if f" {key} " in asked and len(self.titles[key]) <= self.max_docs}
+
+    @cached_property
+    def _titles_by_first_word(self) -> dict[str, list[str]]:
+        """First word of each title key -> the keys: a question is compared only with the titles whose
+        first word it uses, not with all of them (5,000 documents: 0.6 ms a question, linear in the corpus)."""
+        out: dict[str, list[str]] = {}
+        for key in self.titles:
+            out.setdefault(key.split()[0], []).append(key)
+        return out
 
     @property
     def max_docs(self) -> int:
@@ -173,6 +182,6 @@ class NameIndex:
         try:
             data = json.loads((folder / NAMES_FILE).read_text(encoding="utf-8"))
             return cls({str(k): list(v) for k, v in data["docs"].items()}, int(data["n_docs"]),
-                       {str(k): list(v) for k, v in data.get("titles", {}).items()}, int(data.get("format", 1)))
+                       {str(k): list(v) for k, v in data.get("titles", {}).items()})
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return cls(format=0)
+            return cls()
