@@ -916,6 +916,19 @@ def test_the_words_spelling_out_a_name_the_question_gives_name_nothing_new():
     assert model("It enables SNNs with simple Leaky Integrate and Fire (LIF) neurons to win.")
 
 
+def test_plain_capitalised_words_name_the_thing_asked_for_only_where_the_sentence_says_its_kind():
+    from rag.answering.asked import asks_for_name
+
+    hand = asks_for_name("Which robot hand model is used in the RoTO tasks?", {"RoTO": ["roto"]})
+    assert not hand("Our agents achieve superhuman dexterity in contact tasks (ball bouncing and Baoding ball rotation).")
+    assert hand("The tasks run on a Shadow Dexterous hand.") and hand("We use the Allegro robot.")
+    benchmarks = asks_for_name("Which standard RL benchmarks was VDT evaluated on?", {"VDT": ["vdt"]})
+    assert not benchmarks("The Conditional Sequence Modeling (CSM) paradigm has shown promise in Reinforcement "
+                          "Learning (RL) tasks.")
+    # A name by its form needs no word for its kind: internal capitals, digits, versions.
+    assert benchmarks("Results on MetaWorld and Robosuite show gains.") and benchmarks("It wins on AIME24.")
+
+
 def test_an_attribute_is_mentioned_by_its_own_word_not_one_sharing_its_first_letters():
     from rag.answering.asked import states_attribute
 

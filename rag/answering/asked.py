@@ -37,6 +37,10 @@ _ZH_KINDS = "[一两几三四五]?类"
 # ("Which papers build datasets ...?" asks for papers, not for a dataset's name.)
 _NAMED_THING_EN = (r"(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|hardware|llms?|vlms?|mllms?|"
                    r"backbones?|generators?|environments?|platforms?)")
+# Capitalised plain words ("Baoding", "Conditional Sequence Modeling"): a name only in context.
+_PLAIN_WORDS = re.compile(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
+# The words framing a request for names ("which", "name the", "what are its"), not the kind asked for.
+_ASK_FRAME = frozenset("which what are were the its their name names list all please by of".split())
 _ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?!(?:papers?|works?|studies|study|articles?)\b)"
                                    rf"(?:\w+ ){{0,2}}{_NAMED_THING_EN}"
                                    # the thing asked for ends its noun phrase: "which robot tasks" asks for tasks
@@ -265,8 +269,15 @@ def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> C
 def asks_for_name(question: str, named: dict[str, list[str]] | None = None) -> Callable[[str], bool] | None:
     """For "which model / dataset / benchmark ...?", a check that a text names something the question
     (and the papers it names, `named`) does not already give; None for a question of another form."""
-    if _ASKS_FOR_NAMED_THING.search(question):
+    asked = _ASKS_FOR_NAMED_THING.search(question)
+    if asked:
         words = re.findall(r"[A-Za-z]+", question)
+        # The kind of thing asked for, in the question's words ("robot hand model", "neuron model"),
+        # besides the generic ones; an acronym among them ("RL benchmarks") is a field, not a kind.
+        kinds = {w.casefold().removesuffix("s") for w in re.findall(r"[A-Za-z]+", asked.group())
+                 if w.casefold() not in _ASK_FRAME and not TERM_ACRONYM.fullmatch(w)}
+        kind_word = re.compile(rf"\b(?:{_NAMED_THING_EN}|"
+                               + "|".join(re.escape(k) + "s?" for k in sorted(kinds) or ["(?!)"]) + r")\b", re.I)
         given = {n.casefold() for n in extract_names(question)} | {n.casefold() for n in (named or {})}
         given |= _acronyms_of(words)  # "LLMs" for the question's "large language models" names nothing new
 
@@ -275,6 +286,11 @@ def asks_for_name(question: str, named: dict[str, list[str]] | None = None) -> C
 
         def names_something(text: str) -> bool:
             text = _ENUMERATOR.sub(" ", text)
+            # Capitalised plain words are a thing's name only where the sentence says what kind of thing
+            # ("the Shadow Hand platform", "models such as Sora"): a task ("Baoding ball rotation") or a
+            # paradigm spelled out ("Conditional Sequence Modeling (CSM)") is no model, dataset or benchmark.
+            # A name by its form ("ImageNet", "Veo2", "Janus-Pro", "Unitree G1") needs no such word.
+            typed = bool(kind_word.search(text))
             spelled = _acronyms_of(re.findall(r"[A-Za-z]+", text))
             # The words spelling out a name the question gives are that name: "Robot Tactile Olympiad (RoTO)".
             spelling_given = _spelled_out(text, given)
@@ -284,6 +300,8 @@ def asks_for_name(question: str, named: dict[str, list[str]] | None = None) -> C
             for name in extract_names(text) | proper | versioned:
                 if TERM_ACRONYM.fullmatch(name):
                     continue  # "RL", "ODEs": a field's term, not the name of a thing used
+                if not typed and _PLAIN_WORDS.fullmatch(name):
+                    continue
                 if spelling_given and all(w.casefold() in spelling_given for w in re.findall(r"[A-Za-z]+", name)):
                     continue
                 key = name.casefold()
