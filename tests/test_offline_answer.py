@@ -999,6 +999,27 @@ def test_a_comparison_of_named_papers_quotes_what_each_one_proposes(question):
     assert "TacBench" not in res.text  # a paper the question does not name
 
 
+def test_a_comparison_on_an_aspect_answers_for_each_named_paper():
+    # One paper states the aspect in the question's words, the other in its own: both are quoted.
+    alpha = _hit("Alpha", "We propose Alpha, a planner. Alpha searches a decision tree of sub-goals with branch and bound.")
+    beta = _hit("Beta", "We propose Beta, an offline RL method. Beta traverses a tree of sub-actions to score joint actions.")
+    named = {"Alpha": ["alpha"], "Beta": ["beta"]}
+    res = compose("Compare Alpha and Beta: how does each use decision trees?", [alpha, beta], named=named,
+                  similarity=lambda t, q: np.full(len(t), 0.84))
+    assert not res.refused and res.cited == [0, 1] and "traverses a tree" in res.text
+
+
+def test_a_comparison_may_name_one_paper_by_its_label_words():
+    alpha = _hit("Alpha", "We propose Alpha for offline RL in discrete action spaces with millions of actions.")
+    framework = Hit(doc_id="vb", title="", text="We propose a value-based framework for continuous control. It "
+                    "targets continuous action spaces without an actor.", score=0.02, chunk_id="vb:0",
+                    label="Value-based framework for continuous control", dense_score=0.8)
+    res = compose("Compare Alpha and the value-based framework for continuous control: what kind of action space "
+                  "does each target?", [alpha, framework], named={"Alpha": ["alpha"]},
+                  similarity=lambda t, q: np.full(len(t), 0.84))
+    assert not res.refused and res.cited == [0, 1]
+
+
 def test_a_comparison_on_an_aspect_neither_paper_states_is_refused():
     named = {"Alpha": ["alpha"], "Beta": ["beta"]}
     res = compose("Compare the learning rates of Alpha and Beta.", HITS, named=named,

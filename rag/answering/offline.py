@@ -16,8 +16,8 @@ from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, as
                                  asks_quantity as _asks_quantity, counted, missing_field_terms, question_parts,
                                  states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order, matches
-from rag.answering.quoting import (INTRO, cited, denial, denies, one_passage_each, render, with_denial, with_followers,
-                                   with_next_best, with_proposal)
+from rag.answering.quoting import (INTRO, cited, denial, denies, one_passage_each, render, with_denial,
+                                   with_each_paper, with_followers, with_next_best, with_proposal)
 from rag.answering.refusal import REFUSAL
 from rag.answering.wording import has_phrase, join_compounds, near_words, question_phrases
 from rag.config import OfflineSettings
@@ -205,6 +205,11 @@ def _compose_one(
     described = not named and not crosslingual and t.label_share <= 1 and not _ASKS_WHICH_PAPER.search(question)
     named = named or (_named_by_label(terms, hits, t.label_share) if described else {})
     described = described and bool(named)
+    if named and not described and not crosslingual and t.label_share <= 1 \
+            and any(x in _COMPARISON_TERMS for x in terms):
+        # "Compare BraVE and the value-based framework for continuous control": one paper by its name,
+        # the other by its label's words; both are the papers compared.
+        named = {**_named_by_label(terms, hits, t.label_share), **named}
     wanted = {d for docs in named.values() for d in docs}
     many = bool((_ASKS_FOR_PAPERS if wanted else _ASKS_FOR_SEVERAL).search(question))
     if unknown_names and named and not many and not _labelling(named, hits):
@@ -322,6 +327,8 @@ def _compose_one(
     # A Chinese question's words reach English sentences through their dictionary glosses.
     denied = focus if not crosslingual else [x for x in content_terms(english_query(question)) if x not in name_terms]
     chosen = with_next_best(chosen, pool, t)  # after the decision: more context never makes an answer
+    if comparing:  # "Compare X and Y: how does each ...?" is answered for each paper it names
+        chosen = with_each_paper(chosen, [c for c in pool if hits[c.hit_index].doc_id in wanted])
     chosen = with_denial(with_followers(chosen, pool), pool, denied, question)
     # A question naming no paper does not know which paper answers it: the paper's "we propose ..."
     # sentence tells the reader (and names the method), as for a question asking what is proposed.

@@ -37,6 +37,19 @@ def with_next_best(chosen: list[Candidate], pool: list[Candidate], t: OfflineSet
     return in_source_order([*chosen, *more]) if more else chosen
 
 
+def with_each_paper(chosen: list[Candidate], pool: list[Candidate]) -> list[Candidate]:
+    """Add the best sentence of each paper in `pool` that no quote is from yet.
+
+    For a comparison of the papers a question names (`pool`: their sentences): an answer about
+    one of them leaves the other half of the question unanswered."""
+    quoted = {c.hit_index for c in chosen}
+    best: dict[int, Candidate] = {}
+    for c in pool:
+        if c.hit_index not in quoted and (c.hit_index not in best or c.score > best[c.hit_index].score):
+            best[c.hit_index] = c
+    return in_source_order([*chosen, *best.values()]) if best else chosen
+
+
 def with_followers(chosen: list[Candidate], pool: list[Candidate]) -> list[Candidate]:
     """Add, after each quoted background sentence, the paper's own answer to it.
 
