@@ -724,6 +724,15 @@ def test_function_words_the_short_stopword_list_keeps_are_no_focus_words():
         ["reli", "tree", "polici", "search", "over", "action"]
 
 
+def test_a_word_for_how_something_is_done_is_no_focus_word_like_method():
+    # "mechanism", "technique", "strategy": the answer states the technique, rarely the word.
+    hit = _hit("Rebo", "Early exits save compute. Most early exit rules use a fixed threshold. We propose Rebo, "
+               "which sets its exit threshold online with a multi-armed bandit.")
+    for question in ("Rebo exit threshold mechanism?", "Which technique sets the exit threshold in Rebo?"):
+        res = compose(question, [hit], named={"Rebo": ["rebo"]}, similarity=lambda t, q: np.full(len(t), 0.82))
+        assert not res.refused and "multi-armed bandit" in res.text, question
+
+
 def test_a_quantity_question_is_answered_by_a_denial_that_there_is_any_of_what_it_counts():
     snap = _hit("SnapViT", "We introduce SnapViT, a pruning method for vision transformers. SnapViT is "
                 "retraining-free and does not require labeled data.")

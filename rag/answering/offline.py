@@ -30,6 +30,8 @@ _QUESTION_WORDS = set(tokenize(
     "which what who whom whose when where why how does do did is are was were can could "
     "paper papers abstract abstracts study studies work works propose proposes proposed introduce "
     "introduces present presents describe describes method methods approach approaches "
+    # Like "method": what is asked is answered by the technique itself, not by the word.
+    "technique techniques mechanism mechanisms strategy strategies procedure procedures scheme schemes "
     "tell me about explain mention mentions report reports any there according corpus "
     "main key idea contribution contributions many much need needs kind type types called name named "
     "give list show find use uses used using achieve achieves achieved obtain obtains reach reaches "
