@@ -909,6 +909,15 @@ def test_what_are_the_datasets_asks_for_names_but_what_are_the_models_good_at_do
     assert not asks_for_name("What are the main contributions of Rebo?")
 
 
+def test_which_x_or_y_asks_for_names_as_which_x_does():
+    from rag.answering.asked import asks_for_name
+
+    names = asks_for_name("Which benchmark suite or environments does Rebo use for its experiments?", {"Rebo": ["r"]})
+    assert names is not None
+    assert not names("Rebo outperforms prior methods by up to 20x in environments with over four million actions.")
+    assert names("Rebo is evaluated on the D4RL and Atari suites.")
+
+
 def test_the_words_spelling_out_a_name_the_question_gives_name_nothing_new():
     from rag.answering.asked import asks_for_name
 
@@ -1016,6 +1025,12 @@ def test_a_comparison_on_an_aspect_answers_for_each_named_paper():
     res = compose("Compare Alpha and Beta: how does each use decision trees?", [alpha, beta], named=named,
                   similarity=lambda t, q: np.full(len(t), 0.84))
     assert not res.refused and res.cited == [0, 1] and "traverses a tree" in res.text
+    # Among thousands of abstracts a name may label two papers: the comparison quotes the one meant.
+    other = _hit("Beta", "We propose Beta convolutions for spherical images on the sphere.")
+    other.doc_id = "beta2"
+    res = compose("Compare Alpha and Beta: how does each use decision trees?", [alpha, beta, other],
+                  named={"Alpha": ["alpha"], "Beta": ["beta", "beta2"]}, similarity=lambda t, q: np.full(len(t), 0.84))
+    assert not res.refused and res.cited == [0, 1]
 
 
 def test_a_comparison_may_name_one_paper_by_its_label_words():

@@ -36,7 +36,7 @@ _NAMED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨�
 _ZH_KINDS = "[一两几三四五]?类"
 # ("Which papers build datasets ...?" asks for papers, not for a dataset's name.)
 _NAMED_THING_EN = (r"(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|hardware|llms?|vlms?|mllms?|"
-                   r"backbones?|generators?|environments?|platforms?)")
+                   r"backbones?|generators?|environments?|platforms?|suites?)")
 # Capitalised plain words ("Baoding", "Conditional Sequence Modeling"): a name only in context.
 _PLAIN_WORDS = re.compile(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 # The words framing a request for names ("which", "name the", "what are its"), not the kind asked for.
@@ -45,7 +45,7 @@ _ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?!(?:papers?|works?|studies|study|
                                    rf"(?:\w+ ){{0,2}}{_NAMED_THING_EN}"
                                    # the thing asked for ends its noun phrase: "which robot tasks" asks for tasks
                                    r"(?=\s+(?:is|are|was|were|does|do|did|has|have|had|can|could|would|will|should|"
-                                   r"used|in|on|for|from|of|to|with|by|at|that|the|a|an)\b|\s*[?,.;:]|$)"
+                                   r"used|in|on|for|from|of|to|with|by|at|that|the|a|an|or|and)\b|\s*[?,.;:]|$)"
                                    # "Name the four datasets X uses.", "List the benchmarks ...": a request for names
                                    r"|^\W*(?:please\W+)?(?:name|list)\s+(?:all\s+)?(?:the\s+|its\s+|their\s+)?(?:\w+\s+){0,3}?"
                                    rf"{_NAMED_THING_EN}\b"

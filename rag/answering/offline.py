@@ -330,7 +330,8 @@ def _compose_one(
     denied = focus if not crosslingual else [x for x in content_terms(english_query(question)) if x not in name_terms]
     chosen = with_next_best(chosen, pool, t)  # after the decision: more context never makes an answer
     if comparing:  # "Compare X and Y: how does each ...?" is answered for each paper it names
-        chosen = with_each_paper(chosen, [c for c in pool if hits[c.hit_index].doc_id in wanted])
+        chosen = with_each_paper(chosen, pool, [{i for i, h in enumerate(hits) if h.doc_id in docs}
+                                                for docs in named.values()])
     chosen = with_denial(with_followers(chosen, pool), pool, denied, question)
     # A question naming no paper does not know which paper answers it: the paper's "we propose ..."
     # sentence tells the reader (and names the method), as for a question asking what is proposed.

@@ -37,17 +37,21 @@ def with_next_best(chosen: list[Candidate], pool: list[Candidate], t: OfflineSet
     return in_source_order([*chosen, *more]) if more else chosen
 
 
-def with_each_paper(chosen: list[Candidate], pool: list[Candidate]) -> list[Candidate]:
-    """Add the best sentence of each paper in `pool` that no quote is from yet.
+def with_each_paper(chosen: list[Candidate], pool: list[Candidate], papers: list[set[int]]) -> list[Candidate]:
+    """Add, for each named paper none of whose abstracts is quoted yet, its best-scoring sentence.
 
-    For a comparison of the papers a question names (`pool`: their sentences): an answer about
-    one of them leaves the other half of the question unanswered."""
+    For a comparison of the papers a question names: an answer about one of them leaves the other
+    half of the question unanswered. `papers` holds, per name, the hits it may mean (among thousands
+    of abstracts a name may label two papers: "DISCO" guidance and "DISCO" convolutions); the one
+    whose sentence scores best is the paper meant.
+    """
     quoted = {c.hit_index for c in chosen}
-    best: dict[int, Candidate] = {}
-    for c in pool:
-        if c.hit_index not in quoted and (c.hit_index not in best or c.score > best[c.hit_index].score):
-            best[c.hit_index] = c
-    return in_source_order([*chosen, *best.values()]) if best else chosen
+    more = []
+    for hits in papers:
+        own = [c for c in pool if c.hit_index in hits]
+        if own and not hits & quoted:
+            more.append(max(own, key=lambda c: (c.score, -c.hit_index, -c.start)))
+    return in_source_order([*chosen, *more]) if more else chosen
 
 
 def with_followers(chosen: list[Candidate], pool: list[Candidate]) -> list[Candidate]:
