@@ -968,6 +968,29 @@ def test_attribute_words_leave_out_what_an_answer_need_not_repeat():
     assert attribute_terms("Rebo ran at two sizes; in which one does it gain more?") == set()
 
 
+def test_a_chinese_attribute_question_is_answered_only_by_a_sentence_mentioning_a_gloss_of_it():
+    from rag.answering.asked import states_attribute
+
+    named = {"Rebo": ["rebo"]}
+    animal = states_attribute("Rebo 的实验是在哪种动物身上做的？", named)  # "which animal"
+    assert animal is not None
+    assert not animal("Rebo drives neural activity toward specified states.")
+    assert animal("The animals were rhesus macaques.")
+    structure = states_attribute("Rebo 的预测网络采用的是什么网络结构？", named)  # "what network structure"
+    assert not structure("A network predicts the best code.") and structure("Its structure is a plain MLP.")
+
+
+def test_chinese_attribute_words_leave_out_what_an_answer_need_not_repeat():
+    from rag.answering.asked import states_attribute
+
+    named = {"Rebo": ["rebo"]}
+    assert states_attribute("Rebo 是用什么方法优化的？", named) is None  # a method, named by the answer; 优化 is a verb
+    assert states_attribute("Rebo 用哪种强化学习算法？", named) is None  # the head noun is an algorithm: "PPO" answers
+    assert states_attribute("Rebo 在哪些公开数据集上做了实验？", named) is None  # datasets, by name
+    assert states_attribute("Rebo 的轨迹具有什么性质？", named) is None  # a property, stated in any words
+    assert states_attribute("Rebo 为什么有效？", named) is None  # "why" asks for no attribute
+
+
 def test_a_refusal_names_the_detail_only_when_the_question_gives_a_noun_phrase():
     from rag.answering.asked import asked_detail
 

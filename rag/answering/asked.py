@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import Callable
 
 from rag.index.names import extract_names
+from rag.text import mostly_cjk
 
 # What papers measure and report as numbers.
 _MEASURES = (r"(?:speedups?|accuracy|accuracies|error|errors|rates?|scores?|gains?|improvements?|reductions?|"
@@ -361,7 +362,7 @@ _ANSWERED_BY_INSTANCE = frozenset("""
     roles form forms aspect aspects property properties feature features main key new novel specific
     particular exact other different two three four several baseline baselines setting settings experiment
     experiments result results finding findings goal goals contribution contributions limitation limitations
-    advantage advantages class classes category categories family families variant variants""".split())
+    advantage advantages class classes category categories family families variant variants name names characteristic characteristics trait traits""".split())
 # Words saying that a quantity is asked for: a number answers, and need not repeat them.
 _MEASURE_WORDS = frozenset("""
     size sizes scale scales version versions number numbers factor factors amount amounts count counts value
@@ -412,6 +413,45 @@ def attribute_terms(question: str, named: dict[str, list[str]] | None = None) ->
             for x in tokenize(w, compounds=False)}
 
 
+# A Chinese "什么 / 哪种 / 哪个 <attribute>" question: the noun phrase after the interrogative, up to the
+# first word that ends it (a particle, a locative, a preposition or punctuation); a leading "具体的" /
+# "主要的" ("specific", "main") qualifies the question, not the attribute. Not "为什么" (why).
+_ASKS_ATTRIBUTE_ZH = re.compile(r"(?<!为)(?:什么样的?|什么|哪一?[种个类项些]|何种)(?:具体|主要)?的?"
+                                r"([\u3400-\u9fff]{1,8}?)(?=的|来|上|中|里|身上|做|是|用|在|对|随|被|[，,。？?、（(\s]|$)")
+
+
+def _attribute_terms_zh(question: str) -> set[str]:
+    """The stemmed English glosses of the attribute a Chinese "什么/哪种 <attribute>" question asks for.
+
+    The same policy as English (`attribute_terms`) through the dictionary's glosses: "哪种动物" ->
+    {"anim"}, "什么网络结构" -> {"structur", ...}. The noun phrase ends at its first verb (a word the
+    dictionary glosses first as "to ...": "什么方法优化的" asks for a method, not an optimisation); a
+    word glossed as one an answer need not repeat (网络 "network", 数据集 "dataset", 问题 "problem") is
+    left out, and a measure word (版本 "version") means a number answers, checked elsewhere.
+    """
+    from rag.index.lexical import tokenize
+    from rag.index.translate import GLOSSES_PER_WORD, STOPWORDS, dictionary, segment
+
+    m = _ASKS_ATTRIBUTE_ZH.search(question)
+    if not m:
+        return set()
+    words = dictionary()
+    phrase: list[set[str]] = []  # per noun of the phrase, its glosses' words
+    for word in segment(m.group(1), words):
+        if word in STOPWORDS:
+            continue
+        meanings = [g for g in words.get(word, [])[:GLOSSES_PER_WORD] if not g.startswith("to ")]
+        if not meanings or words[word][0].startswith("to "):
+            break  # a verb: the noun phrase asked about has ended
+        phrase.append({w.casefold() for g in meanings for w in re.findall(r"[A-Za-z]+", re.sub(r"\([^)]*\)", " ", g))})
+    # The phrase's last noun is its head: "哪种强化学习算法" asks for an algorithm, answered by its name
+    # (PPO) whether or not the sentence repeats "reinforcement learning".
+    if not phrase or any(g & _MEASURE_WORDS for g in phrase) or phrase[-1] & _ANSWERED_BY_INSTANCE:
+        return set()
+    return {x for g in phrase if not g & _ANSWERED_BY_INSTANCE for w in g - {"sth", "sb", "one"}
+            for x in tokenize(w, compounds=False)}
+
+
 def asked_detail(question: str, named: dict[str, list[str]] | None = None) -> str:
     """What an English question asks for, as a refusal can name it: "the kernel function" for "What
     kernel function does X use?", "the number of GPU hours" for "How many GPU hours ...?"; else "it"."""
@@ -437,7 +477,7 @@ def states_attribute(question: str, named: dict[str, list[str]] | None = None) -
     """
     from rag.index.lexical import tokenize
 
-    terms = attribute_terms(question, named)
+    terms = _attribute_terms_zh(question) if mostly_cjk(question) else attribute_terms(question, named)
     if not terms:
         return None
 
