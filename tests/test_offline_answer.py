@@ -959,6 +959,8 @@ def test_attribute_words_leave_out_what_an_answer_need_not_repeat():
     from rag.answering.asked import attribute_terms
 
     assert attribute_terms("What kernel function does the GP in Rebo use?") == {"kernel"}
+    # Of a phrase whose last word is no generic kind, that head noun is what is asked for.
+    assert attribute_terms("Which robot hand was used for Rebo's experiments?") == {"hand"}
     assert attribute_terms("Under what licence are Rebo's models released?") == {"licenc"}
     assert attribute_terms("Which technique does Rebo use?") == set()  # answered by a name
     assert attribute_terms("What size are the blocks Rebo projects?") == set()  # answered by a number

@@ -409,8 +409,10 @@ def attribute_terms(question: str, named: dict[str, list[str]] | None = None) ->
     if any(w in _MEASURE_WORDS for w in words):
         return set()  # "what size", "which version", "what factor": a number answers, checked elsewhere
     names = {n.casefold() for n in named or {}} | {n.casefold() for n in extract_names(question)}
-    return {x for w in words if w not in _ANSWERED_BY_INSTANCE and w not in names
-            for x in tokenize(w, compounds=False)}
+    kept = [w for w in words if w not in _ANSWERED_BY_INSTANCE and w not in names]
+    if len(kept) > 1 and kept[-1] == words[-1]:
+        kept = kept[-1:]  # "robot hand": a hand is asked for; "robot-object motions" mentions no hand
+    return {x for w in kept for x in tokenize(w, compounds=False)}
 
 
 # A Chinese "什么 / 哪种 / 哪个 <attribute>" question: the noun phrase after the interrogative, up to the
