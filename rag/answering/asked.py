@@ -131,7 +131,8 @@ def counted_head(question: str) -> str:
 
 
 # Words naming a kind of the noun before them ("relation types", "task categories").
-_KIND_WORDS = frozenset("type types kind kinds sort sorts class classes category categories variety varieties".split())
+_KIND_WORDS = frozenset("type types kind kinds sort sorts class classes category categories variety varieties "
+                        "species".split())
 
 
 # A rate a paper reports (an accuracy, a success rate, a speedup) is a number without a unit of
@@ -410,8 +411,10 @@ def attribute_terms(question: str, named: dict[str, list[str]] | None = None) ->
         return set()  # "what size", "which version", "what factor": a number answers, checked elsewhere
     names = {n.casefold() for n in named or {}} | {n.casefold() for n in extract_names(question)}
     kept = [w for w in words if w not in _ANSWERED_BY_INSTANCE and w not in names]
-    if len(kept) > 1 and kept[-1] == words[-1]:
-        kept = kept[-1:]  # "robot hand": a hand is asked for; "robot-object motions" mentions no hand
+    if len(kept) > 1 and kept[-1] == words[-1] and words[-1] not in _KIND_WORDS:
+        # "robot hand": a hand is asked for; "robot-object motions" mentions no hand. ("animal species"
+        # names a kind of animal: either word says the sentence is about it.)
+        kept = kept[-1:]
     return {x for w in kept for x in tokenize(w, compounds=False)}
 
 
