@@ -145,7 +145,8 @@ def test_a_replay_whose_sources_retrieval_no_longer_finds_stops_with_a_rerecord_
     hit = {"doc_id": "aaa", "title": "A", "text": "t", "score": 0.1, "chunk_id": "aaa:0"}
     cassette = tmp_path / "llm-x.json"
     cassette.write_text(json.dumps({"answers": {"5\tWhat?": {
-        "question": "What?", "answer": "It. [1]", "refused": False, "mode": "llm", "sources": [hit]}}}),
+        "question": "What?", "answer": "It. [1]", "refused": False, "mode": "llm", "sources": [hit],
+        "citations": [{**hit, "n": 1}]}}}),
         encoding="utf-8")
     same = replayer(cassette, retrieve=lambda q, k, s: ["aaa"])
     assert same("What?", k=5, settings=rag.Settings()).text == "It. [1]"
@@ -153,6 +154,37 @@ def test_a_replay_whose_sources_retrieval_no_longer_finds_stops_with_a_rerecord_
     with pytest.raises(EvalUnavailable, match="retrieval changed") as err:
         moved("What?", k=5, settings=rag.Settings())
     assert "--record" in err.value.hint
+
+
+def _cassette_citing_first_of_five(tmp_path):
+    hits = [{"doc_id": d, "title": d, "text": "t", "score": 0.1, "chunk_id": f"{d}:0"} for d in "abcde"]
+    cassette = tmp_path / "llm-y.json"
+    cassette.write_text(json.dumps({"answers": {"5\tWhat?": {
+        "question": "What?", "answer": "It. [1]", "refused": False, "mode": "llm", "sources": hits,
+        "citations": [{**hits[0], "n": 1}]}}}), encoding="utf-8")
+    return cassette
+
+
+def test_a_replay_tolerates_uncited_sources_swapping_places_with_near_ties(tmp_path):
+    """On another CPU near-tied candidates reorder; the answer's cited source keeps its number and
+    every recorded source is still among the first 2k, so the recorded answer still fits."""
+    from rag.evals.cassette import replayer
+
+    asked = []
+    swapped = replayer(_cassette_citing_first_of_five(tmp_path),
+                       retrieve=lambda q, k, s: asked.append(k) or list("abcfgdehij"))
+    assert swapped("What?", k=5, settings=rag.Settings()).text == "It. [1]"
+    assert asked == [10]
+
+
+@pytest.mark.parametrize("now", [list("bacdefghij"), list("afghijklmn")])
+def test_a_replay_stops_when_a_cited_source_moves_or_a_recorded_one_falls_past_2k(tmp_path, now):
+    from rag.evals.cassette import replayer
+    from rag.evals.runner import EvalUnavailable
+
+    replay = replayer(_cassette_citing_first_of_five(tmp_path), retrieve=lambda q, k, s: now)
+    with pytest.raises(EvalUnavailable, match="retrieval changed"):
+        replay("What?", k=5, settings=rag.Settings())
 
 
 def test_the_cassette_key_ignores_the_offline_thresholds_but_not_retrieval_or_model():
