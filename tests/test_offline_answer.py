@@ -1311,3 +1311,27 @@ def test_a_which_paper_question_sharing_a_titles_words_does_not_name_that_paper(
     res = compose("Which paper does Q-learning over continuous actions without training a separate actor network?",
                   [caql, ours], similarity=sim)
     assert not res.refused and res.cited == [1]
+
+
+def test_a_kind_asked_for_is_named_by_a_sentence_using_another_word_of_its_family():
+    """Abstracts and askers name the same role in other words: a testbed is a benchmark, a backbone a
+    model; the name must stand beside the kind word, since "model" is in most ML sentences."""
+    from rag.answering.asked import names_asked_kind
+
+    testbed = names_asked_kind("On which testbed was Spot evaluated?", {"Spot": ["spot"]})
+    assert testbed("We evaluate Spot on the PhoneWorld benchmark, where it beats prompting.")
+    assert not testbed("Spot is a strong agent for phones.")
+    backbone = names_asked_kind("Spot base model?", {"Spot": ["spot"]})
+    assert backbone("Applied to the baseline model, Janus-Pro, Spot gains 13%.")
+    assert not backbone("Obtaining a generalizable reward model is crucial in Reinforcement Learning from "
+                        "Human Feedback (RLHF).")
+    assert names_asked_kind("Which loss does Spot minimise?", {"Spot": ["spot"]}) is None  # a kind in no family
+
+
+def test_a_sentence_naming_a_thing_of_the_asked_kinds_family_answers_a_which_question():
+    spot = _hit("Spot", "We introduce Spot, an agent that learns phone tasks from its own trials. "
+                "Spot trains a policy with a self-supervised reward. "
+                "We evaluate Spot on the PhoneWorld benchmark, where it beats prompting by 17%.")
+    res = compose("On which smartphone testbed was Spot tried out?", [spot], named={"Spot": ["spot"]},
+                  similarity=lambda t, q: np.full(len(t), 0.3))
+    assert not res.refused and "PhoneWorld" in res.text

@@ -37,13 +37,13 @@ _NAMED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨�
 _ZH_KINDS = "[一两几三四五]?类"
 # ("Which papers build datasets ...?" asks for papers, not for a dataset's name.)
 _NAMED_THING_EN = (r"(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|hardware|llms?|vlms?|mllms?|"
-                   r"backbones?|generators?|environments?|platforms?|suites?)")
+                   r"backbones?|generators?|environments?|platforms?|suites?|testbeds?)")
 # Capitalised plain words ("Baoding", "Conditional Sequence Modeling"): a name only in context.
 _PLAIN_WORDS = re.compile(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 # The words framing a request for names ("which", "name the", "what are its"), not the kind asked for.
 _ASK_FRAME = frozenset("which what are were the its their name names list all please by of".split())
 _ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?!(?:papers?|works?|studies|study|articles?)\b)"
-                                   rf"(?:\w+ ){{0,2}}{_NAMED_THING_EN}"
+                                   rf"(?:[\w-]+ ){{0,2}}{_NAMED_THING_EN}"
                                    # the thing asked for ends its noun phrase: "which robot tasks" asks for tasks
                                    r"(?=\s+(?:is|are|was|were|does|do|did|has|have|had|can|could|would|will|should|"
                                    r"used|in|on|for|from|of|to|with|by|at|that|the|a|an|or|and)\b|\s*[?,.;:]|$)"
@@ -53,6 +53,8 @@ _ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?!(?:papers?|works?|studies|study|
                                    # "What are the four public datasets X is evaluated on?": which ones, by name
                                    rf"|\bwhat (?:are|were) (?:the|its|their) (?:[\w-]+ ){{0,2}}{_NAMED_THING_EN}"
                                    r"(?=\s+(?:that|which|used|in|on|for|from|of|to|with|by|at|(?-i:[A-Z][\w-]*))\b|\s*[?,.;:]|$)"
+                                   # "TR-DRL eval suites?", "T2I-R1 base model?": a name and the kind asked for, tersely
+                                   rf"|^\W*[^\s?]+\s+(?:[\w-]+\s+){{0,2}}{_NAMED_THING_EN}\s*\?*\s*$"
                                    # "..., by name?", "What are the names of the datasets ...?": names asked for
                                    r"|\bby name\b|\bnames? of (?:the|its|their|these|those|all)\b"
                                    rf"|哪(?!篇|些论文|{_ZH_KINDS})[^，。？?]{{0,16}}{_NAMED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪(?!{_ZH_KINDS})", re.I)
@@ -315,6 +317,42 @@ def asks_for_name(question: str, named: dict[str, list[str]] | None = None) -> C
             return False
         return names_something
     return None
+
+
+# Kinds of named things an ML abstract says it used, by family: a question asking for one kind is
+# answered by a sentence naming a thing of a kind in the same family ("eval suites?" -> "the Robosuite
+# and MetaWorld benchmarks", "which testbed?" -> "the AndroidWorld benchmark", "base model?" -> "the
+# baseline model, Janus-Pro"), since abstracts and askers use different words for the same role.
+_KIND_FAMILIES = (
+    frozenset("benchmark suite testbed environment simulator".split()),  # what a method is evaluated in
+    frozenset("model backbone generator llm vlm mllm".split()),  # the models it starts from or beats
+    frozenset("robot humanoid hand arm platform hardware".split()),  # the machine it runs on
+    frozenset("gpu accelerator".split()),  # what it is computed on
+)
+
+
+def names_asked_kind(question: str, named: dict[str, list[str]] | None) -> Callable[[str], bool] | None:
+    """For "which <kind> ...?" about a named paper, a check that a sentence names a new thing as one of
+    the asked kind's family (`_KIND_FAMILIES`); None for other questions or kinds in no family.
+
+    The name must stand beside the kind word ("the AndroidWorld benchmark", "the baseline model,
+    Janus-Pro"): "model" is in most ML sentences, and "a generalizable reward model ... (RLHF)" names
+    no model."""
+    asked = _ASKS_FOR_NAMED_THING.search(question)
+    names_something = asks_for_name(question, named)
+    if not asked or names_something is None:
+        return None
+    words = {w.casefold().removesuffix("s") for w in re.findall(r"[A-Za-z]+", asked.group())}
+    family = frozenset().union(*(f for f in _KIND_FAMILIES if f & words))
+    if not family:
+        return None
+    kind = r"\b(?:" + "|".join(sorted(family)) + r")s?\b"
+    # up to five words just before the kind word ("DINO, SigLIPv2, DeIT, and AugReg models"), or the
+    # words a comma or "such as" puts right after it ("models such as Sora")
+    before = re.compile(rf"(?:[^\s.;:]+\s+){{1,5}}{kind}", re.I)
+    after = re.compile(rf"{kind}\s*(?:,|:|\(|\bsuch as\b|\bincluding\b|\blike\b|\bcalled\b|\bnamed\b|\be\.g\.,?)"
+                       r"\s*(?:[^\s.;]+\s*){1,3}", re.I)
+    return lambda text: any(names_something(m.group()) for pattern in (before, after) for m in pattern.finditer(text))
 
 
 def _spelled_out(text: str, names: set[str]) -> set[str]:

@@ -13,7 +13,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, asks_for_name,
-                                 asks_quantity as _asks_quantity, counted, missing_field_terms, question_parts,
+                                 asks_quantity as _asks_quantity, counted, missing_field_terms, names_asked_kind,
+                                 question_parts,
                                  states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order, matches
 from rag.answering.quoting import (INTRO, cited, denial, denies, one_passage_each, render, with_denial,
@@ -283,6 +284,12 @@ def _compose_one(
         for c in pool:
             if any(re.search(rf"\(\s*\$?{re.escape(n)}\$?\s*\)", c.text) for n in named):
                 c.score = max(c.score, t.min_evidence + t.intro_bonus)
+    kind_named = names_asked_kind(question, named) if wanted and not many and not crosslingual else None
+    if kind_named is not None:
+        # "Which testbed was SoLS evaluated on?": its sentence naming a benchmark answers, in whatever words.
+        for c in pool:
+            if kind_named(c.text):
+                c.score = max(c.score, t.min_evidence + c.score * 0.1)
     if many and wanted and not _labelling(named, hits):
         _each_naming_paper(pool, named, t)
     chosen = _choose(pool, q_terms=focus, weights=weights, many=many, t=t)
