@@ -1335,3 +1335,17 @@ def test_a_sentence_naming_a_thing_of_the_asked_kinds_family_answers_a_which_que
     res = compose("On which smartphone testbed was Spot tried out?", [spot], named={"Spot": ["spot"]},
                   similarity=lambda t, q: np.full(len(t), 0.3))
     assert not res.refused and "PhoneWorld" in res.text
+
+
+def test_an_abstracts_own_reference_numbers_are_not_quoted_as_citations():
+    """"MetaWorld [1]" in an abstract points into its bibliography; quoted as is, it would read as this
+    answer citing source 1."""
+    from rag.markers import find_markers
+
+    s4 = _hit("S4", "We propose S4, a simple self-supervision technique for offline RL. We improve over the "
+              "state of the art on robot environments such as MetaWorld [1] and RoboSuite [2,3], and "
+              "benchmark datasets such as D4RL [4].")
+    res = compose("Which robot environments does S4 improve on?", [HITS[0], s4], named={"S4": ["s4"]},
+                  similarity=lambda t, q: np.full(len(t), 0.5))
+    assert not res.refused and "MetaWorld and RoboSuite" in res.text
+    assert set(find_markers(res.text)) == {2}

@@ -13,6 +13,7 @@ from functools import lru_cache
 from rag.answering.candidates import Candidate, in_source_order
 from rag.clean import clean
 from rag.config import OfflineSettings
+from rag.markers import strip_markers
 from rag.text import split_sentences
 from rag.types import Hit
 
@@ -140,7 +141,9 @@ def render(chosen: list[Candidate], hits: list[Hit]) -> str:
         group = " ".join(x.text for x in chosen if x.hit_index == c.hit_index)
         named = label.endswith("…") or clean(label).lower() in clean(group).lower()
         prefix = f"{one_sentence(label)}: " if first_of_doc and not named else ""
-        parts.append(f"{prefix}{c.text} [{c.hit_index + 1}]")
+        # An abstract's own reference numbers ("MetaWorld [1] and RoboSuite [2,3]") would read as this
+        # answer's citations of other sources: they point into a bibliography the abstract lacks.
+        parts.append(f"{prefix}{strip_markers(c.text)} [{c.hit_index + 1}]")
     return " ".join(parts)
 
 
