@@ -1326,6 +1326,9 @@ def test_a_kind_asked_for_is_named_by_a_sentence_using_another_word_of_its_famil
     assert not backbone("Obtaining a generalizable reward model is crucial in Reinforcement Learning from "
                         "Human Feedback (RLHF).")
     assert names_asked_kind("Which loss does Spot minimise?", {"Spot": ["spot"]}) is None  # a kind in no family
+    lm = names_asked_kind("Which language models does Spot use?", {"Spot": ["spot"]})
+    assert not lm("It remedies the problem of Bias in Language Models.")  # a plain capitalised word is no name
+    assert lm("Spot fine-tunes the Janus-Pro models.")
 
 
 def test_a_sentence_naming_a_thing_of_the_asked_kinds_family_answers_a_which_question():

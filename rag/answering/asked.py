@@ -352,7 +352,15 @@ def names_asked_kind(question: str, named: dict[str, list[str]] | None) -> Calla
     before = re.compile(rf"(?:[^\s.;:]+\s+){{1,5}}{kind}", re.I)
     after = re.compile(rf"{kind}\s*(?:,|:|\(|\bsuch as\b|\bincluding\b|\blike\b|\bcalled\b|\bnamed\b|\be\.g\.,?)"
                        r"\s*(?:[^\s.;]+\s*){1,3}", re.I)
-    return lambda text: any(names_something(m.group()) for pattern in (before, after) for m in pattern.finditer(text))
+    # Only a name by its form counts here ("AndroidWorld", "Janus-Pro", "SigLIPv2", "DINO"): a plain
+    # capitalised word beside "models" is as often a title's or a topic's word ("the problem of Bias in
+    # Language Models").
+    plain = re.compile(r"(?<![\w-])[A-Z][a-z]+(?![\w-])")
+
+    def named_beside_kind(text: str) -> bool:
+        return any(names_something(plain.sub(lambda w: w.group().lower(), m.group()))
+                   for pattern in (before, after) for m in pattern.finditer(text))
+    return named_beside_kind
 
 
 def _spelled_out(text: str, names: set[str]) -> set[str]:
