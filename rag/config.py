@@ -117,6 +117,11 @@ class OfflineSettings(BaseModel):
                     "another paper's; chosen on dev).")
     intro_bonus: float = Field(
         0.15, ge=0, le=1, description="Score added to 'we propose ...' sentences when the question asks which paper.")
+    rule_tiebreak: float = Field(
+        0.1, ge=0, le=1,
+        description="When a rule makes a sentence evidence by itself (the named paper's only abstract, a sentence "
+                    "naming a thing of the asked kind), its score becomes the evidence threshold plus this share of "
+                    "its own score, so such sentences still rank among themselves by how well they match.")
     min_gain: float = Field(
         0.15, ge=0, le=1, description="A further sentence must cover this share of the question's uncovered weight.")
     full_docs: int = Field(

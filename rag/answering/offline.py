@@ -279,7 +279,7 @@ def _compose_one(
         _score_glosses(pool, meaning, gloss_terms, t, required=required)
     if about_paper_only:
         for c in pool:
-            c.score = max(c.score, t.min_evidence + c.meaning * 0.1 - t.rank_penalty * c.hit_index)
+            c.score = max(c.score, t.min_evidence + c.meaning * t.rule_tiebreak - t.rank_penalty * c.hit_index)
     if wanted and _ASKS_EXPANSION.search(question):
         for c in pool:
             if any(re.search(rf"\(\s*\$?{re.escape(n)}\$?\s*\)", c.text) for n in named):
@@ -289,7 +289,7 @@ def _compose_one(
         # "Which testbed was SoLS evaluated on?": its sentence naming a benchmark answers, in whatever words.
         for c in pool:
             if kind_named(c.text):
-                c.score = max(c.score, t.min_evidence + c.score * 0.1)
+                c.score = max(c.score, t.min_evidence + c.score * t.rule_tiebreak)
     if many and wanted and not _labelling(named, hits):
         _each_naming_paper(pool, named, t)
     chosen = _choose(pool, q_terms=focus, weights=weights, many=many, t=t)
