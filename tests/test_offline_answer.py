@@ -965,6 +965,10 @@ def test_attribute_words_leave_out_what_an_answer_need_not_repeat():
     assert attribute_terms("Which technique does Rebo use?") == set()  # answered by a name
     assert attribute_terms("What size are the blocks Rebo projects?") == set()  # answered by a number
     assert attribute_terms("What does Rebo stand for?") == set()
+    # The asker's judgement of the thing ("hard", "strong") is said in the abstract's own words, if at all.
+    assert attribute_terms("On what kind of hard system does Rebo beat other methods?") == set()
+    assert attribute_terms("Which strong baseline model does Rebo beat?") == set()
+    assert attribute_terms("Which simple neuron model does Rebo use?") == {"neuron"}
     # A clause after "what"/"which" names no attribute.
     assert attribute_terms("What does the Rebo paper do first?") == set()
     assert attribute_terms("Rebo ran at two sizes; in which one does it gain more?") == set()

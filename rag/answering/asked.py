@@ -409,7 +409,11 @@ _ANSWERED_BY_INSTANCE = frozenset("""
     roles form forms aspect aspects property properties feature features main key new novel specific
     particular exact other different two three four several baseline baselines setting settings experiment
     experiments result results finding findings goal goals contribution contributions limitation limitations
-    advantage advantages class classes category categories family families variant variants name names characteristic characteristics trait traits""".split())
+    advantage advantages class classes category categories family families variant variants name names characteristic characteristics trait traits"""
+    # The asker's judgement of the thing asked for ("what kind of hard system", "which strong model"):
+    # an abstract says it in its own words ("challenging systems", "state-of-the-art models") or not at all.
+    """ hard harder hardest difficult challenging easy easier simple simpler complex strong stronger strongest
+    weak weaker good better best""".split())
 # Words saying that a quantity is asked for: a number answers, and need not repeat them.
 _MEASURE_WORDS = frozenset("""
     size sizes scale scales version versions number numbers factor factors amount amounts count counts value
