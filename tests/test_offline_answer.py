@@ -1073,6 +1073,33 @@ def test_a_comparison_may_name_one_paper_by_its_label_words():
     assert not res.refused and res.cited == [0, 1]
 
 
+@pytest.mark.parametrize("question", ["Alpha and Beta both help a policy learn. What does each one add?",
+                                      "Compare Alpha and Beta: what does each one add to help the policy learn?",
+                                      "What do Alpha and Beta each add to help a policy learn?"])
+def test_a_question_asked_of_each_named_paper_is_answered_for_each_on_its_own(question):
+    # Each paper's sentence states its own answer; judged together, the other paper's sentences and
+    # "each", "one" dilute the words of what is asked, and one or both answers were lost.
+    alpha = _hit("Alpha", "Humanoid robots imitate human motion. We propose Alpha, a physics-based controller. "
+                 "To help the policy learn, Alpha adds an adaptive curriculum that tightens the tracking tolerance.")
+    beta = _hit("Beta", "Sparse rewards slow reinforcement learning. We introduce Beta, a trust-region method. "
+                "Beta adds reward shaping so the policy learns from a progress estimate.")
+    gamma = _hit("Gamma", "We introduce Gamma, a sampler that adds noise to help a policy learn to explore.")
+    res = compose(question, [alpha, beta, gamma], named={"Alpha": ["alpha"], "Beta": ["beta"]},
+                  similarity=lambda t, q: np.full(len(t), 0.84))
+    assert not res.refused and res.cited == [0, 1], question
+    assert "adaptive curriculum" in res.text and "reward shaping" in res.text
+    assert "sampler" not in res.text
+
+
+def test_a_question_asked_of_each_named_paper_quotes_only_those_stating_it():
+    alpha = _hit("Alpha", "We propose Alpha, a physics-based controller. "
+                 "To help the policy learn, Alpha adds an adaptive curriculum that tightens the tracking tolerance.")
+    beta = _hit("Beta", "We introduce Beta, a sampler for diffusion models that needs eight steps.")
+    res = compose("What do Alpha and Beta each add to help a policy learn?", [alpha, beta],
+                  named={"Alpha": ["alpha"], "Beta": ["beta"]}, similarity=lambda t, q: np.full(len(t), 0.84))
+    assert not res.refused and res.cited == [0] and "adaptive curriculum" in res.text
+
+
 def test_a_comparison_on_an_aspect_neither_paper_states_is_refused():
     named = {"Alpha": ["alpha"], "Beta": ["beta"]}
     res = compose("Compare the learning rates of Alpha and Beta.", HITS, named=named,

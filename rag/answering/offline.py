@@ -7,7 +7,7 @@ not cover the question, the answer is the fixed refusal sentence with no citatio
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -75,6 +75,10 @@ _ASKS_WHICH_PAPER = re.compile(r"\bwhich (?:paper|work|article|study)\b|哪篇",
 _COMPARISON_TERMS = frozenset(tokenize("compare comparison compared differ difference differences different "
                                        "contrast similar similarity similarities versus vs relate related "
                                        "relationship common between", compounds=False))
+# "What does each one target?", "... both ...", "respectively": with two or more papers named, the
+# question asks the same of each of them; these words say so, not what a sentence must state.
+_ASKS_OF_EACH = re.compile(r"\b(?:each|both|respectively)\b|分别|各自", re.I)
+_EACH_TERMS = frozenset(tokenize("each one both respectively", compounds=False))
 # A Chinese word with any of these among its glosses frames the request instead of naming a topic:
 # the question words above, comparison words, and what asks for an account of a paper (总结 "sum up",
 # 概述 "overview", 介绍 "introduce; give a presentation", 主要 "main; principal", 贡献 "contribute",
@@ -157,6 +161,8 @@ def _compose_one(
     second_similarity: Similarity | None = None,
     closeness: Sequence[float | None] | None = None,
     word_vectors: Callable[[list[str]], "np.ndarray"] | None = None,
+    one_of: bool = False,
+    by_paper: bool = True,
 ) -> OfflineResult:
     """Answer from hits by sentence extraction, or refuse.
 
@@ -247,8 +253,27 @@ def _compose_one(
                    if crosslingual else [])
     asks_to_compare = any(x in _COMPARISON_TERMS for x in terms + [x for g in gloss_terms for x in g])
     comparing = len(wanted) >= 2 and asks_to_compare
-    if comparing:
-        focus = [x for x in focus if x not in _COMPARISON_TERMS]
+    if comparing or one_of:
+        focus = [x for x in focus if x not in _COMPARISON_TERMS and not (one_of and x in _EACH_TERMS)]
+    papers = _by_paper(named)
+    if by_paper and len(papers) >= 2 and not many and focus and (asks_to_compare or _ASKS_OF_EACH.search(question)):
+        # "Compare X and Y: what kind of action space does each one target?" asks one question of each
+        # paper. Each is answered, or not, as if asked of it alone: its own sentences judged by the
+        # words of what is asked, not diluted by the other paper's words and by "each", "compare".
+        options = dict(similarity=similarity, passages=passages, thresholds=t, second_similarity=second_similarity,
+                       closeness=closeness, word_vectors=word_vectors)
+        parts = [_compose_one(_without_names(question, {n: d for n, d in named.items() if n not in names}), hits,
+                              named={n: named[n] for n in names}, one_of=True, by_paper=False, **options)
+                 for names in papers]
+        answered = [r for r in parts if not r.refused]
+        if answered:
+            # A paper whose own answer falls short may still be quoted by the question judged whole,
+            # where its sentence need only come near the other paper's ("a tree of sub-actions" beside
+            # "a decision tree").
+            whole = _compose_one(question, hits, named=named, unknown_names=unknown_names, by_paper=False, **options)
+            done = {c.hit_index for r in answered for c in r.quoted}
+            rest = [] if whole.refused else [c for c in whole.quoted if c.hit_index not in done]
+            return _together_answered(answered + [replace(whole, quoted=rest)], hits, passages)
     if _asks_quantity(question):
         focus = [x for x in focus if x not in _QUANTITY_WORDS] or focus
     # With the paper settled by its name, every sentence of it is "about" the name: what
@@ -342,7 +367,8 @@ def _compose_one(
     chosen = with_denial(with_followers(chosen, pool), pool, denied, question)
     # A question naming no paper does not know which paper answers it: the paper's "we propose ..."
     # sentence tells the reader (and names the method), as for a question asking what is proposed.
-    if _ASKS_PROPOSED.search(question) or not wanted or comparing:
+    # So does a paper's part of a question asked of each paper it names ("Compare X and Y: how does each ...?").
+    if _ASKS_PROPOSED.search(question) or not wanted or comparing or one_of:
         chosen = with_proposal(chosen, pool, every_paper=many or comparing)  # context for the reader, not evidence
     chosen, shown = one_passage_each(chosen, passages)
     return OfflineResult(render(chosen, hits), cited(chosen), False, evidence, shown, chosen)
@@ -381,6 +407,14 @@ def _named_by_label(terms: list[str], hits: list[Hit], share: float) -> dict[str
         if found >= _LABEL_WORDS and found / len(words) >= share:
             out.setdefault(_label_text(h), []).append(h.doc_id)
     return out
+
+
+def _by_paper(named: dict[str, list[str]]) -> list[list[str]]:
+    """The question's names grouped by the papers they name (two names of one paper are one group)."""
+    groups: dict[frozenset[str], list[str]] = {}
+    for name, docs in named.items():
+        groups.setdefault(frozenset(docs), []).append(name)
+    return list(groups.values())
 
 
 def _label_text(hit: Hit) -> str:
