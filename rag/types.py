@@ -69,9 +69,9 @@ class Citation:
     n: int
     doc_id: str
     title: str
-    text: str  # the cited chunk
+    text: str  # the cited passage: a chunk, or (offline) the consecutive chunks of one abstract it quotes
     score: float
-    chunk_id: str = ""
+    chunk_id: str = ""  # the passage's chunk id; ids joined by "+" when it spans several chunks
     label: str = ""
     url: str | None = None
     authors: str | None = None

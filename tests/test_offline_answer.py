@@ -151,7 +151,7 @@ def test_long_abstract_is_quoted_from_the_chunk_that_holds_the_answer():
     passages = {0: [("delta:0", "Delta reduces collisions by 37% in simulated warehouses."),
                     ("delta:1", hit.text)]}
     res = compose("By how much does Delta reduce collisions?", [hit], passages=passages)
-    assert "37%" in res.text and res.quoted_chunks == {0: "delta:0"}
+    assert "37%" in res.text and res.quoted_chunks == {0: ("delta:0", passages[0][0][1])}
     cites = cite([hit], res.cited, {0: passages[0][0]})
     assert cites[0].chunk_id == "delta:0" and "37%" in cites[0].text
 
@@ -772,9 +772,22 @@ def test_every_quoted_sentence_of_a_long_abstract_is_in_the_passage_its_citation
     res = compose("How does Delta plan routes and reduce collisions in warehouses?", [hit], passages=passages,
                   similarity=lambda t, q: np.full(len(t), 0.9))
     assert not res.refused
-    shown = dict(passages[0])[res.quoted_chunks[0]]
+    chunk_id, shown = res.quoted_chunks[0]
     for sentence in re.split(r"(?<=\]) ", res.text):
         assert re.sub(r" \[\d+\]$", "", sentence) in shown
+    # Both chunks hold a quoted sentence: the citation shows the two, joined where they overlap.
+    assert "37%" in res.text and "collision-free routes" in res.text
+    assert chunk_id == "delta:0+delta:1"
+
+
+def test_chunks_shown_together_write_their_overlap_once():
+    from rag.answering.quoting import _joined
+
+    first = "Alpha is a planner. It plans routes for many robots in large warehouses at once."
+    second = "It plans routes for many robots in large warehouses at once. Alpha cuts collisions by 37%."
+    assert _joined(first, second) == ("Alpha is a planner. It plans routes for many robots in large warehouses "
+                                      "at once. Alpha cuts collisions by 37%.")
+    assert _joined("Alpha is a planner.", "Beta is a sampler.") == "Alpha is a planner. Beta is a sampler."
 
 
 def test_a_short_acronym_that_labels_no_abstract_is_a_field_term_not_the_paper_asked_about():

@@ -88,7 +88,7 @@ def answer_from(
                      second_similarity=second_similarity if qvec2 is not None else None,
                      closeness=_agreed_closeness(retrieval.second_scores, retrieval.paraphrase_scores) or None)
     texts = {cid: text for chunks in passages.values() for cid, text in chunks}
-    quoted = {i: (cid, texts[cid]) for i, cid in result.quoted_chunks.items() if cid in texts}
+    quoted = {i: (cid, text or texts[cid]) for i, (cid, text) in result.quoted_chunks.items() if text or cid in texts}
     done = time.perf_counter()
     timings = {**retrieval.timings_ms, "compose": (done - t_retrieved) * 1000, "total": (done - started) * 1000}
     return Answer(

@@ -107,7 +107,8 @@ class OfflineResult:
     cited: list[int]  # hit indices, in order of first citation
     refused: bool
     coverage: float  # the evidence score of the best sentence (0 when refused before scoring)
-    quoted_chunks: dict[int, str] = field(default_factory=dict)  # hit index -> the chunk its citation shows
+    # hit index -> the passage its citation shows: (chunk id, text); "" when it is the hit's own chunk
+    quoted_chunks: dict[int, tuple[str, str]] = field(default_factory=dict)
     quoted: list[Candidate] = field(default_factory=list)  # the quoted sentences, in source order
 
 

@@ -155,21 +155,46 @@ def one_sentence(label: str) -> str:
 
 
 def one_passage_each(chosen: list[Candidate], passages: dict[int, list[tuple[str, str]]] | None
-                     ) -> tuple[list[Candidate], dict[int, str]]:
-    """Keep, per quoted abstract, the sentences its best sentence's passage holds; with them, the
-    passage (chunk id) each quoted abstract's citation shows.
+                     ) -> tuple[list[Candidate], dict[int, tuple[str, str]]]:
+    """The passage (chunk id, text) each quoted abstract's citation shows, holding every sentence quoted
+    from it; with them, the sentences kept.
 
-    A citation shows one passage (chunk) of a long abstract; a sentence quoted from another passage
-    of it would stand under a citation that does not contain it.
+    A citation shows a passage of a long abstract; a sentence quoted from another chunk would stand
+    under a citation that does not contain it. When the sentences of one abstract come from several
+    chunks ("the 1.5B and 7B results" in one, "fine-tuned from DeepSeek-R1-Distill-Qwen" in another),
+    the citation shows the run of chunks from the first to the last, joined where they overlap, its id
+    their ids joined by "+"; an abstract of one chunk shows that chunk.
     """
-    texts = {cid: text for chunks in (passages or {}).values() for cid, text in chunks}
-    best: dict[int, Candidate] = {}
+    chunks = {i: list(found) for i, found in (passages or {}).items()}
+    by_doc: dict[int, list[Candidate]] = {}
     for c in chosen:
-        if c.hit_index not in best or c.score > best[c.hit_index].score:
-            best[c.hit_index] = c
-    shown = {i: c.chunk_id for i, c in best.items()}
-    kept = [c for c in chosen if c.chunk_id == shown[c.hit_index] or c.text in texts.get(shown[c.hit_index], "")]
-    return kept, shown
+        by_doc.setdefault(c.hit_index, []).append(c)
+    shown: dict[int, tuple[str, str]] = {}
+    for i, quoted in by_doc.items():
+        found = chunks.get(i) or []
+        positions = sorted({n for n, (cid, _) in enumerate(found) for c in quoted if c.chunk_id == cid})
+        if not positions:  # the hit's own chunk (no passages given)
+            shown[i] = (quoted[0].chunk_id, "")
+            continue
+        run = found[positions[0]:positions[-1] + 1]
+        text = run[0][1]
+        for _, more in run[1:]:
+            text = _joined(text, more)
+        shown[i] = ("+".join(cid for cid, _ in run), text)
+    return chosen, shown
+
+
+def _joined(first: str, second: str) -> str:
+    """Two consecutive chunks as one text: the second's opening that repeats the first's end (their
+    overlap) written once."""
+    for k in range(min(len(first), len(second)), _MIN_OVERLAP - 1, -1):
+        if first.endswith(second[:k]) and (k == len(second) or not second[k - 1].isalnum() or
+                                           not second[k].isalnum()):
+            return first + second[k:]
+    return f"{first} {second}"
+
+
+_MIN_OVERLAP = 20  # characters: a shorter repeat ("the", ".") is chance, not the chunks' overlap
 
 
 def cited(chosen: list[Candidate]) -> list[int]:
