@@ -982,6 +982,10 @@ def test_attribute_words_leave_out_what_an_answer_need_not_repeat():
     assert attribute_terms("On what kind of hard system does Rebo beat other methods?") == set()
     assert attribute_terms("Which strong baseline model does Rebo beat?") == set()
     assert attribute_terms("Which simple neuron model does Rebo use?") == {"neuron"}
+    # A condition or a test is asked for by a clause or a name, not by these words.
+    assert attribute_terms("Under what circumstances can Rebo's access control break down?") == set()
+    assert attribute_terms("Which evaluation does the 20% gain of Rebo belong to?") == set()
+    assert attribute_terms("Under what lighting conditions was Rebo tested?") == {"light"}
     # A clause after "what"/"which" names no attribute.
     assert attribute_terms("What does the Rebo paper do first?") == set()
     assert attribute_terms("Rebo ran at two sizes; in which one does it gain more?") == set()
@@ -1111,6 +1115,39 @@ def test_a_question_asked_of_each_named_paper_quotes_only_those_stating_it():
     res = compose("What do Alpha and Beta each add to help a policy learn?", [alpha, beta],
                   named={"Alpha": ["alpha"], "Beta": ["beta"]}, similarity=lambda t, q: np.full(len(t), 0.84))
     assert not res.refused and res.cited == [0] and "adaptive curriculum" in res.text
+
+
+_REBO = _hit("Rebo", "Video models ignore the arrow of time. We propose Rebo, a training strategy with a reverse "
+             "reward. Experiments on our benchmark and on standard question answering suites show peak gains of over "
+             "20% and 10% respectively. Rebo is trained on 64 GPUs.")
+
+
+@pytest.mark.parametrize("question", ["Rebo reports peak gains of over 20% and of over 10%. Which evaluation does each "
+                                      "of these numbers belong to?", "What is the 20% figure in the Rebo abstract about?"])
+def test_a_question_about_a_number_its_paper_states_is_answered_by_the_sentence_stating_it(question):
+    res = compose(question, [_REBO], named={"Rebo": ["rebo"]}, similarity=lambda t, q: np.full(len(t), 0.82))
+    assert not res.refused and "over 20% and 10%" in res.text, res.text
+
+
+def test_a_number_the_question_quotes_does_not_answer_what_it_asks_besides():
+    res = compose("What learning rate gave Rebo its 20% gain?", [_REBO], named={"Rebo": ["rebo"]},
+                  similarity=lambda t, q: np.full(len(t), 0.82))
+    assert res.refused
+    # Bare numbers only: a version or a model size inside a name is no number the question quotes.
+    from rag.answering.asked import numbers_in
+    assert numbers_in("GPT-2, Qwen2.5, 7B and AIME24 gain 42\\% (1.70-2.10x), 5-60x") == {42, 1.7, 2.1, 5, 60}
+
+
+@pytest.mark.parametrize("text, answered", [
+    ("We introduce three Rebo mechanisms that build on parameter-efficient fine-tuning to enforce access control.", False),
+    ("We introduce three Rebo mechanisms that build on LoRA, a parameter-efficient fine-tuning technique.", True),
+    ("The Rebo mechanisms use prefix tuning, a parameter-efficient fine-tuning technique.", True)])
+def test_a_question_giving_examples_of_its_answer_is_answered_only_by_an_instance(text, answered):
+    # "such as LoRA or prefix tuning" says an instance is asked for: restating the kind names none.
+    hit = _hit("Rebo", "Organisations silo their data. " + text)
+    res = compose("Which parameter-efficient fine-tuning technique, such as LoRA or prefix tuning, do the Rebo "
+                  "mechanisms use?", [hit], named={"Rebo": ["rebo"]}, similarity=lambda t, q: np.full(len(t), 0.86))
+    assert res.refused != answered, res.text
 
 
 def test_a_comparison_on_an_aspect_neither_paper_states_is_refused():

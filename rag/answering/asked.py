@@ -253,6 +253,16 @@ def _acronyms_of(words: list[str]) -> set[str]:
             for j in range(i + 2, min(i + 5, len(words)) + 1)}
 
 
+# A number standing alone ("42%", "1.70-2.10x", "over 20"), not part of a name ("GPT-2", "7B", "AIME24",
+# "Qwen2.5"): not after a letter or a letter and a hyphen, not before a letter but a multiplier's "x".
+_BARE_NUMBER = re.compile(r"(?<![\w.])(?<![A-Za-z]-)\d+(?:\.\d+)?(?!\.?\d|x[A-Za-z]|[A-WYZa-wyz_])")
+
+
+def numbers_in(text: str) -> set[float]:
+    """The values of the bare numbers a text writes ("42\\% fewer parameters" -> {42.0})."""
+    return {float(m.group()) for m in _BARE_NUMBER.finditer(text)}
+
+
 def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> Callable[[str], bool] | None:
     """What a sentence must state to answer the question, when its form says: a number for "how many",
     and, for "which model / dataset / benchmark ..." about a paper the question names, a name the
@@ -267,56 +277,89 @@ def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> C
         return states_amount if _ASKS_SIZE.search(question) else states_number
     if not named:
         return None
-    return asks_for_name(question, named) or states_attribute(question, named)
+    return asks_for_name(question, named) or names_an_instance(question, named) or states_attribute(question, named)
 
 
 def asks_for_name(question: str, named: dict[str, list[str]] | None = None) -> Callable[[str], bool] | None:
     """For "which model / dataset / benchmark ...?", a check that a text names something the question
     (and the papers it names, `named`) does not already give; None for a question of another form."""
     asked = _ASKS_FOR_NAMED_THING.search(question)
-    if asked:
-        words = re.findall(r"[A-Za-z]+", question)
-        # The kind of thing asked for, in the question's words ("robot hand model", "neuron model"),
-        # besides the generic ones; an acronym among them ("RL benchmarks") is a field, not a kind.
-        kinds = {w.casefold().removesuffix("s") for w in re.findall(r"[A-Za-z]+", asked.group())
-                 if w.casefold() not in _ASK_FRAME and not TERM_ACRONYM.fullmatch(w)}
-        kind_word = re.compile(rf"\b(?:{_NAMED_THING_EN}|"
-                               + "|".join(re.escape(k) + "s?" for k in sorted(kinds) or ["(?!)"]) + r")\b", re.I)
-        given = {n.casefold() for n in extract_names(question)} | {n.casefold() for n in (named or {})}
-        given |= _acronyms_of(words)  # "LLMs" for the question's "large language models" names nothing new
+    return _names_new_thing(question, named, asked.group()) if asked else None
 
-        q_words = {w.casefold() for w in words}
-        q_words |= {w + "s" for w in q_words} | {w[:-1] for w in q_words if w.endswith("s")}  # "Transformers" for "Transformer"
 
-        def names_something(text: str) -> bool:
-            text = _ENUMERATOR.sub(" ", text)
-            # Capitalised plain words are a thing's name only where the sentence says what kind of thing
-            # ("the Shadow Hand platform", "models such as Sora"): a task ("Baoding ball rotation") or a
-            # paradigm spelled out ("Conditional Sequence Modeling (CSM)") is no model, dataset or benchmark.
-            # A name by its form ("ImageNet", "Veo2", "Janus-Pro", "Unitree G1") needs no such word.
-            typed = bool(kind_word.search(text))
-            spelled = _acronyms_of(re.findall(r"[A-Za-z]+", text))
-            # The words spelling out a name the question gives are that name: "Robot Tactile Olympiad (RoTO)".
-            spelling_given = _spelled_out(text, given)
-            # Plain capitalised words inside the sentence are names too ("Franka", "Sora", "Cityscapes").
-            proper = {w for w in re.findall(r"(?<=[a-z0-9,;:)] )[A-Z][a-z]+\b", text) if w.casefold() not in q_words}
-            versioned = set(_VERSIONED.findall(text))  # "Gemini-2.5-Pro", "Llama-3-8B"
-            for name in extract_names(text) | proper | versioned:
-                if TERM_ACRONYM.fullmatch(name):
-                    continue  # "RL", "ODEs": a field's term, not the name of a thing used
-                if not typed and _PLAIN_WORDS.fullmatch(name):
-                    continue
-                if spelling_given and all(w.casefold() in spelling_given for w in re.findall(r"[A-Za-z]+", name)):
-                    continue
-                key = name.casefold()
-                if key in given or key.rstrip("s") in given or key.rstrip("s") in spelled:
-                    continue  # given by the question, or a term spelled out beside it ("large language models (LLMs)")
-                if any(key in g for g in given if len(g) > len(key)):
-                    continue  # part of a name the question gives ("RAG" in "DynamicRAG")
-                return True
-            return False
-        return names_something
-    return None
+# "Which RL algorithm, e.g. PPO or GRPO, does X use?", "What kind of model (for example a linear model or
+# a neural network) is X's ...?": the kind asked for, then examples of an answer.
+_ASKS_WITH_EXAMPLES = re.compile(r"\b(?:which|what)\s+(?P<kind>(?:[\w-]+\s+){0,4}?[\w-]+),?\s*\(?\s*"
+                                 r"(?:e\.g\.|for example|for instance|such as)\s*,?\s*(?P<examples>[^()?;]+?)"
+                                 r"\s*(?:\)|,|\?|$)", re.I)
+
+
+def names_an_instance(question: str, named: dict[str, list[str]] | None = None) -> Callable[[str], bool] | None:
+    """For "which <kind>, e.g. A or B, ...?", a check that a text names an instance of the kind: one of
+    the examples, or a thing the question does not give (by name); None for a question of another form.
+
+    Giving examples says an instance is asked for: a sentence restating the kind ("build on Parameter
+    Efficient Fine-Tuning" for "which parameter-efficient fine-tuning technique, such as LoRA ...")
+    names none.
+    """
+    from rag.index.lexical import tokenize
+
+    m = _ASKS_WITH_EXAMPLES.search(question)
+    if not m:
+        return None
+    examples = [set(tokenize(e, compounds=False)) for e in re.split(r",|\bor\b|\band\b", m.group("examples"))]
+    examples = [e for e in examples if e]
+    names = _names_new_thing(question, named, m.group("kind"))
+
+    def names_one(text: str) -> bool:
+        words = set(tokenize(text, compounds=False))
+        return any(e <= words for e in examples) or names(text)
+    return names_one
+
+
+def _names_new_thing(question: str, named: dict[str, list[str]] | None, asked: str) -> Callable[[str], bool]:
+    """A check that a text names something the question and `named` do not give, of the kind in `asked`."""
+    words = re.findall(r"[A-Za-z]+", question)
+    # The kind of thing asked for, in the question's words ("robot hand model", "neuron model"),
+    # besides the generic ones; an acronym among them ("RL benchmarks") is a field, not a kind.
+    kinds = {w.casefold().removesuffix("s") for w in re.findall(r"[A-Za-z]+", asked)
+             if w.casefold() not in _ASK_FRAME and not TERM_ACRONYM.fullmatch(w)}
+    kind_word = re.compile(rf"\b(?:{_NAMED_THING_EN}|"
+                           + "|".join(re.escape(k) + "s?" for k in sorted(kinds) or ["(?!)"]) + r")\b", re.I)
+    given = {n.casefold() for n in extract_names(question)} | {n.casefold() for n in (named or {})}
+    given |= _acronyms_of(words)  # "LLMs" for the question's "large language models" names nothing new
+
+    q_words = {w.casefold() for w in words}
+    q_words |= {w + "s" for w in q_words} | {w[:-1] for w in q_words if w.endswith("s")}  # "Transformers" for "Transformer"
+
+    def names_something(text: str) -> bool:
+        text = _ENUMERATOR.sub(" ", text)
+        # Capitalised plain words are a thing's name only where the sentence says what kind of thing
+        # ("the Shadow Hand platform", "models such as Sora"): a task ("Baoding ball rotation") or a
+        # paradigm spelled out ("Conditional Sequence Modeling (CSM)") is no model, dataset or benchmark.
+        # A name by its form ("ImageNet", "Veo2", "Janus-Pro", "Unitree G1") needs no such word.
+        typed = bool(kind_word.search(text))
+        spelled = _acronyms_of(re.findall(r"[A-Za-z]+", text))
+        # The words spelling out a name the question gives are that name: "Robot Tactile Olympiad (RoTO)".
+        spelling_given = _spelled_out(text, given)
+        # Plain capitalised words inside the sentence are names too ("Franka", "Sora", "Cityscapes").
+        proper = {w for w in re.findall(r"(?<=[a-z0-9,;:)] )[A-Z][a-z]+\b", text) if w.casefold() not in q_words}
+        versioned = set(_VERSIONED.findall(text))  # "Gemini-2.5-Pro", "Llama-3-8B"
+        for name in extract_names(text) | proper | versioned:
+            if TERM_ACRONYM.fullmatch(name):
+                continue  # "RL", "ODEs": a field's term, not the name of a thing used
+            if not typed and _PLAIN_WORDS.fullmatch(name):
+                continue
+            if spelling_given and all(w.casefold() in spelling_given for w in re.findall(r"[A-Za-z]+", name)):
+                continue
+            key = name.casefold()
+            if key in given or key.rstrip("s") in given or key.rstrip("s") in spelled:
+                continue  # given by the question, or a term spelled out beside it ("large language models (LLMs)")
+            if any(key in g for g in given if len(g) > len(key)):
+                continue  # part of a name the question gives ("RAG" in "DynamicRAG")
+            return True
+        return False
+    return names_something
 
 
 # Kinds of named things an ML abstract says it used, by family: a question asking for one kind is
@@ -410,6 +453,10 @@ _ANSWERED_BY_INSTANCE = frozenset("""
     particular exact other different two three four several baseline baselines setting settings experiment
     experiments result results finding findings goal goals contribution contributions limitation limitations
     advantage advantages class classes category categories family families variant variants name names characteristic characteristics trait traits"""
+    # What a condition or a test is asked for by ("under what circumstances", "which evaluation"): a
+    # clause ("if an LLM fine-tuned on siloed data serves ...") or a name ("AoTBench") answers.
+    """ circumstance circumstances condition conditions situation situations case cases scenario scenarios
+    evaluation evaluations test tests"""
     # The asker's judgement of the thing asked for ("what kind of hard system", "which strong model"):
     # an abstract says it in its own words ("challenging systems", "state-of-the-art models") or not at all.
     """ hard harder hardest difficult challenging easy easier simple simpler complex strong stronger strongest

@@ -14,6 +14,7 @@ import numpy as np
 
 from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, asks_for_name,
                                  asks_quantity as _asks_quantity, counted, missing_field_terms, names_asked_kind,
+                                 numbers_in,
                                  question_parts,
                                  states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order, matches
@@ -316,6 +317,16 @@ def _compose_one(
         for c in pool:
             if kind_named(c.text):
                 c.score = max(c.score, t.min_evidence + c.score * t.rule_tiebreak)
+    # (one paper: where a name or a label's words fit several, another may state the same number)
+    quoted = numbers_in(question) if len(wanted) == 1 and not many and not _asks_quantity(question) else set()
+    if quoted:
+        # "What does the 42% figure in X measure?" asks about a number the paper states: the sentence
+        # stating it is the one asked about, however few of the question's other words it shares, and
+        # comes first.
+        top = max((c.score for c in pool), default=0.0)
+        for c in pool:
+            if quoted & numbers_in(c.text) and (required is None or required(c.text)):
+                c.score = max(c.score, t.min_evidence, top) + c.score * t.rule_tiebreak
     if many and wanted and not _labelling(named, hits):
         _each_naming_paper(pool, named, t)
     chosen = _choose(pool, q_terms=focus, weights=weights, many=many, t=t)
