@@ -18,7 +18,7 @@ from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, as
                                  question_parts,
                                  states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order, matches
-from rag.answering.quoting import (INTRO, cited, denial, denies, one_passage_each, render, with_denial,
+from rag.answering.quoting import (INTRO, cited, denial, denies, passages_shown, render, with_denial,
                                    with_each_paper, with_followers, with_next_best, with_proposal)
 from rag.answering.refusal import REFUSAL
 from rag.answering.wording import has_phrase, join_compounds, near_words, question_phrases
@@ -382,8 +382,7 @@ def _compose_one(
     # So does a paper's part of a question asked of each paper it names ("Compare X and Y: how does each ...?").
     if _ASKS_PROPOSED.search(question) or not wanted or comparing or one_of:
         chosen = with_proposal(chosen, pool, every_paper=many or comparing)  # context for the reader, not evidence
-    chosen, shown = one_passage_each(chosen, passages)
-    return OfflineResult(render(chosen, hits), cited(chosen), False, evidence, shown, chosen)
+    return OfflineResult(render(chosen, hits), cited(chosen), False, evidence, passages_shown(chosen, passages), chosen)
 
 
 def _together_answered(results: list[OfflineResult], hits: list[Hit],
@@ -393,8 +392,9 @@ def _together_answered(results: list[OfflineResult], hits: list[Hit],
     for r in results:
         for c in r.quoted:
             seen.setdefault((c.hit_index, c.chunk_id, c.start), c)
-    chosen, shown = one_passage_each(in_source_order(list(seen.values())), passages)
-    return OfflineResult(render(chosen, hits), cited(chosen), False, max(r.coverage for r in results), shown, chosen)
+    chosen = in_source_order(list(seen.values()))
+    return OfflineResult(render(chosen, hits), cited(chosen), False, max(r.coverage for r in results),
+                         passages_shown(chosen, passages), chosen)
 
 
 # Fewest content words of a label that a question must use to name its paper by them.

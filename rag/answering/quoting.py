@@ -154,10 +154,10 @@ def one_sentence(label: str) -> str:
     return label[pieces[0][0]:pieces[0][1]].strip() if len(pieces) > 1 else label
 
 
-def one_passage_each(chosen: list[Candidate], passages: dict[int, list[tuple[str, str]]] | None
-                     ) -> tuple[list[Candidate], dict[int, tuple[str, str]]]:
+def passages_shown(chosen: list[Candidate], passages: dict[int, list[tuple[str, str]]] | None
+                   ) -> dict[int, tuple[str, str]]:
     """The passage (chunk id, text) each quoted abstract's citation shows, holding every sentence quoted
-    from it; with them, the sentences kept.
+    from it; the text is "" when it is the hit's own chunk (no `passages` for it).
 
     A citation shows a passage of a long abstract; a sentence quoted from another chunk would stand
     under a citation that does not contain it. When the sentences of one abstract come from several
@@ -165,23 +165,22 @@ def one_passage_each(chosen: list[Candidate], passages: dict[int, list[tuple[str
     the citation shows the run of chunks from the first to the last, joined where they overlap, its id
     their ids joined by "+"; an abstract of one chunk shows that chunk.
     """
-    chunks = {i: list(found) for i, found in (passages or {}).items()}
     by_doc: dict[int, list[Candidate]] = {}
     for c in chosen:
         by_doc.setdefault(c.hit_index, []).append(c)
     shown: dict[int, tuple[str, str]] = {}
     for i, quoted in by_doc.items():
-        found = chunks.get(i) or []
-        positions = sorted({n for n, (cid, _) in enumerate(found) for c in quoted if c.chunk_id == cid})
-        if not positions:  # the hit's own chunk (no passages given)
+        found = (passages or {}).get(i)
+        if not found:
             shown[i] = (quoted[0].chunk_id, "")
             continue
-        run = found[positions[0]:positions[-1] + 1]
+        # a candidate's `chunk` is its position in the abstract's passages (`candidates`)
+        run = found[min(c.chunk for c in quoted):max(c.chunk for c in quoted) + 1]
         text = run[0][1]
         for _, more in run[1:]:
             text = _joined(text, more)
         shown[i] = ("+".join(cid for cid, _ in run), text)
-    return chosen, shown
+    return shown
 
 
 def _joined(first: str, second: str) -> str:
