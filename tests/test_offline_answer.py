@@ -802,6 +802,18 @@ def test_a_short_acronym_that_labels_no_abstract_is_a_field_term_not_the_paper_a
     assert 1 not in named.cited, named.text
 
 
+def test_a_field_acronym_in_a_titles_description_names_no_paper():
+    # "UI" in a title's description, after its name and colon, is the field's term, not the paper's name
+    # ("Spotlight"): a question about UI navigation is not about that paper alone.
+    label = "Spotlight: Mobile UI Understanding with Vision-Language Models"
+    spotlight = Hit(doc_id="sp", title=label, text="We study screen understanding with a focus region.", score=0.03,
+                    chunk_id="sp:0", label=label, dense_score=0.85)
+    sols = _hit("Sols", "We fine-tune a foundation-model agent for phone UI navigation with off-policy RL.")
+    res = compose("Which work fine-tunes a foundation-model agent for phone UI navigation with off-policy RL?",
+                  [spotlight, sols], named={"UI": ["sp"]}, similarity=lambda t, q: np.full(len(t), 0.86))
+    assert not res.refused and res.cited == [1], res.text
+
+
 def test_a_paper_named_by_the_words_of_its_label_is_answered_from_alone():
     proxy = _hit("Proxy target framework", "We propose a proxy target framework for spiking networks. "
                  "It improves stability on continuous control benchmarks.")
@@ -1433,3 +1445,41 @@ def test_an_abstracts_own_reference_numbers_are_not_quoted_as_citations():
                   similarity=lambda t, q: np.full(len(t), 0.5))
     assert not res.refused and "MetaWorld and RoboSuite" in res.text
     assert set(find_markers(res.text)) == {2}
+
+
+def test_a_question_asked_of_each_paper_may_name_one_by_its_label_words():
+    # "X and the paper on <its label's words> both ...; what does each consider?" names both papers.
+    alpha = _hit("Alpha", "We propose Alpha for stabilizing unknown systems in the partially observable linear setting.")
+    value = Hit(doc_id="vp", title="", text="We study the value of stochastic predictions in online control. In the "
+                "time-varying linear quadratic regulator setting, we derive a closed-form expression.", score=0.02,
+                chunk_id="vp:0", label="Value of stochastic predictions in online optimal control", dense_score=0.8)
+    res = compose("Alpha and the paper on the value of stochastic predictions in online control both work with linear "
+                  "systems. What linear setting does each consider?", [alpha, value], named={"Alpha": ["alpha"]},
+                  similarity=lambda t, q: np.full(len(t), 0.84))
+    assert not res.refused and res.cited == [0, 1], res.text
+    assert "quadratic regulator setting" in res.text
+
+
+def test_a_statement_before_the_question_says_what_the_named_papers_share_not_what_is_asked():
+    # "... both let a network spend less compute. How does each one go about it?": the statement's words
+    # are no words an answer must state, and "go about it" points back at it: each paper's own account
+    # (its proposal) answers.
+    alpha = _hit("Alpha", "Early-exit networks save inference cost. We propose Alpha, which adapts the exit threshold "
+                 "with a multi-armed bandit.")
+    beta = _hit("Beta", "Vision models come in few sizes. We introduce Beta, a structured pruning method for "
+                "vision transformers.")
+    res = compose("Alpha and Beta both let a deployed network spend less compute. How does each one go about it?",
+                  [alpha, beta], named={"Alpha": ["alpha"], "Beta": ["beta"]},
+                  similarity=lambda t, q: np.full(len(t), 0.82))
+    assert not res.refused and res.cited == [0, 1], res.text
+    assert "multi-armed bandit" in res.text and "structured pruning" in res.text
+
+
+def test_own_terms_are_the_question_sentences_words_after_a_statement():
+    from rag.answering.asked import own_terms
+    from rag.index.lexical import tokenize
+
+    assert own_terms("What is Alpha?") is None and own_terms("Compare Alpha and Beta.") is None
+    assert own_terms("Alpha and Beta both prune networks. Which base model does each use?") == set(
+        tokenize("Which base model does each use", compounds=False))
+    assert "go" not in own_terms("Alpha saves compute. How does it go about it?")

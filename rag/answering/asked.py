@@ -242,6 +242,30 @@ def question_parts(question: str) -> list[str]:
     return parts
 
 
+# "... How does each one go about it?", "How does it do so?": a verb whose object points back at the
+# statement before the question stands for what that statement says the paper does.
+_POINTS_BACK = re.compile(r"\b([a-z]+)(?:\s+about)?\s+(?:it|this|that|so|them|these)\s*[?？]", re.I)
+
+
+def own_terms(question: str) -> set[str] | None:
+    """The words the question sentence asks with, when statements come before it; else None.
+
+    "UAT and SnapViT both let a deployed network spend less compute. How does each one go about it?":
+    the statement says which papers and what they share; the question asks how each does it, and a
+    verb pointing back at the statement ("go about it") asks for nothing of its own.
+    """
+    from rag.index.lexical import tokenize
+    from rag.text import split_sentences
+
+    sentences = [question[a:b].strip() for a, b in split_sentences(question)]
+    asking = [x for x in sentences if x.endswith(("?", "？"))]
+    if not asking or len(asking) == len(sentences) or not sentences[-1].endswith(("?", "？")):
+        return None
+    text = " ".join(asking)
+    text = _POINTS_BACK.sub(lambda m: "?", text)
+    return set(tokenize(text, compounds=False))
+
+
 def asks_quantity(question: str) -> bool:
     """True when the question asks for a quantity ("how many", "what is the size of", 多少)."""
     return bool(_ASKS_FOR_QUANTITY.search(question))

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, asks_for_name,
+from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, asks_for_name, own_terms,
                                  asks_quantity as _asks_quantity, counted, missing_field_terms, names_asked_kind,
                                  numbers_in,
                                  question_parts,
@@ -50,7 +50,7 @@ _QUESTION_WORDS = set(tokenize(
     # "What problem does X solve?", "How is X computed?", "What does X stand for?": the framing of a
     # question about what a paper does or how a quantity is defined; abstracts say it in other words
     # ("we address ...", "derived from ...", "Succeed or Learn Slowly (SoLS)").
-    "problem problems solve solves solved address addresses addressed tackle tackles tackled "
+    "problem problems solve solves solved address addresses addressed tackle tackles tackled consider considers considered "
     "computed calculated defined derived stand stands "
     # "What is the key insight of X?", "How does X handle Y?", "What does X combine?": framing too.
     "insight insights handle handles handled combine combines combined "
@@ -217,9 +217,10 @@ def _compose_one(
     named = named or (_named_by_label(terms, hits, t.label_share) if described else {})
     described = described and bool(named)
     if named and not described and not crosslingual and t.label_share <= 1 \
-            and any(x in _COMPARISON_TERMS for x in terms):
-        # "Compare BraVE and the value-based framework for continuous control": one paper by its name,
-        # the other by its label's words; both are the papers compared.
+            and (any(x in _COMPARISON_TERMS for x in terms) or _ASKS_OF_EACH.search(question)):
+        # "Compare BraVE and the value-based framework for continuous control", "LTS-P and the paper on
+        # the value of stochastic predictions ... What does each consider?": one paper by its name, the
+        # other by its label's words; both are the papers compared, or asked about each.
         named = {**_named_by_label(terms, hits, t.label_share), **named}
     wanted = {d for docs in named.values() for d in docs}
     many = bool((_ASKS_FOR_PAPERS if wanted else _ASKS_FOR_SEVERAL).search(question))
@@ -253,6 +254,11 @@ def _compose_one(
     # A Chinese question's words are weighed through their glosses ("比较" -> compare, "区别" -> difference).
     gloss_terms = ([set(tokenize(n, compounds=True)) for n in detail_names] + _gloss_groups(question, name_terms)
                    if crosslingual else [])
+    own = own_terms(question) if wanted and not many and not crosslingual else None
+    if own is not None:
+        # "X and Y both start from an existing model. Which base model does each use?": with its papers
+        # named, the statement before the question says what they share, the question what is asked.
+        focus = [x for x in focus if x in own]
     asks_to_compare = any(x in _COMPARISON_TERMS for x in terms + [x for g in gloss_terms for x in g])
     comparing = len(wanted) >= 2 and asks_to_compare
     if comparing or one_of:
@@ -305,8 +311,10 @@ def _compose_one(
     if crosslingual:
         _score_glosses(pool, meaning, gloss_terms, t, required=required)
     if about_paper_only:
+        # (ranked among the named papers' hits: where other papers' hits rank says nothing of it)
+        first = min(c.hit_index for c in pool)
         for c in pool:
-            c.score = max(c.score, t.min_evidence + c.meaning * t.rule_tiebreak - t.rank_penalty * c.hit_index)
+            c.score = max(c.score, t.min_evidence + c.meaning * t.rule_tiebreak - t.rank_penalty * (c.hit_index - first))
     if wanted and _ASKS_EXPANSION.search(question):
         for c in pool:
             if any(re.search(rf"\(\s*\$?{re.escape(n)}\$?\s*\)", c.text) for n in named):
@@ -441,9 +449,11 @@ def _without_field_acronyms(named: dict[str, list[str]], hits: list[Hit]) -> dic
     ("UAT"). Otherwise the question is not about the abstracts that mention it, as it is not
     among thousands of papers, where such a term is too common to count as a name at all.
     """
+    # A title's name is what comes before its colon ("Spotlight: Mobile UI Understanding ..."); the
+    # words after it describe the topic, where a field's acronym ("UI", "RL") names no paper.
     def labels(name: str, doc_ids: list[str]) -> bool:
         word = re.compile(rf"\b{re.escape(name.rstrip('s'))}", re.I)
-        return any(word.search(_label_key(h)) for h in hits if h.doc_id in doc_ids)
+        return any(word.search(_label_key(h).split(":", 1)[0]) for h in hits if h.doc_id in doc_ids)
 
     return {n: docs for n, docs in named.items() if not _TERM_ACRONYM.fullmatch(n) or labels(n, docs)}
 
