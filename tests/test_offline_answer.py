@@ -1483,3 +1483,42 @@ def test_own_terms_are_the_question_sentences_words_after_a_statement():
     assert own_terms("Alpha and Beta both prune networks. Which base model does each use?") == set(
         tokenize("Which base model does each use", compounds=False))
     assert "go" not in own_terms("Alpha saves compute. How does it go about it?")
+
+
+def test_what_exactly_a_quoted_number_describes_is_answered_by_the_sentence_stating_it():
+    # "what exactly does ..." starts a clause: "exactly" is no attribute a sentence must repeat.
+    hit = _hit("Rebo", "Reasoning models waste tokens. We propose Rebo. Compared to vanilla RL with outcome reward, "
+               "Rebo reduces the efficiency gap by 74.5% and 64.2% in the 1.5B and 7B settings.")
+    res = compose("In the Rebo abstract, what exactly does the 64.2% figure describe, and against what is it measured?",
+                  [hit], named={"Rebo": ["rebo"]}, similarity=lambda t, q: np.full(len(t), 0.82))
+    assert not res.refused and "64.2%" in res.text, res.text
+
+
+def test_a_count_question_that_asks_for_the_things_too_is_answered_by_a_sentence_listing_them():
+    hit = _hit("Rebo", "Reasoning models waste tokens. We propose Rebo. Systematic evaluation on challenging "
+               "mathematical benchmarks, AMC23, AIME24, and AIME25, reveals gaps in current methods.")
+    res = compose("How many mathematical benchmarks does the Rebo work use for its systematic evaluation, and "
+                  "which are they?", [hit], named={"Rebo": ["rebo"]}, similarity=lambda t, q: np.full(len(t), 0.82))
+    assert not res.refused and "AIME25" in res.text, res.text
+    # Without "which are they" a count is asked for, and a list is no count.
+    count = compose("How many mathematical benchmarks does the Rebo work use for its systematic evaluation?",
+                    [hit], named={"Rebo": ["rebo"]}, similarity=lambda t, q: np.full(len(t), 0.82))
+    assert count.refused, count.text
+
+
+def test_a_question_about_its_paper_alone_that_asks_for_a_number_needs_a_sentence_stating_one():
+    # "Rebo: how many?" has no word but the paper's name and the quantity asked: every sentence of the
+    # paper is about it, but only one stating a number answers it.
+    question = "Rebo: how many?"
+    hit = _hit("Rebo", "Reasoning models waste compute. We propose Rebo, a training method that lowers the cost.")
+    res = compose(question, [hit], named={"Rebo": ["rebo"]}, similarity=lambda t, q: np.full(len(t), 0.84))
+    assert res.refused, res.text
+    stated = _hit("Rebo", "Reasoning models waste compute. We propose Rebo, which lowers the training cost on 40 tasks.")
+    res = compose(question, [stated], named={"Rebo": ["rebo"]}, similarity=lambda t, q: np.full(len(t), 0.84))
+    assert not res.refused and "40 tasks" in res.text, res.text
+
+
+def test_chinese_percent_asks_for_a_rate():
+    from rag.answering.asked import states_rate, states_what_is_asked
+
+    assert states_what_is_asked("Rebo 的训练开销降低了百分之多少？", {"Rebo": ["rebo"]}) is states_rate

@@ -140,7 +140,7 @@ _KIND_WORDS = frozenset("type types kind kinds sort sorts class classes category
 # A rate a paper reports (an accuracy, a success rate, a speedup) is a number without a unit of
 # time or size: "less than five minutes on one GPU" does not say how accurate a model is.
 _ASKS_RATE = re.compile(r"\b(?:accuracy|accuracies|(?:error|success|win|pass|hit) rates?|percentage|fraction|share|"
-                        r"proportion|speedups?|ratios?)\b|准确率|正确率|成功率|胜率|比例|百分比|加速比|倍", re.I)
+                        r"proportion|speedups?|ratios?)\b|准确率|正确率|成功率|胜率|比例|百分比|百分之|加速比|倍", re.I)
 _UNIT = re.compile(r"(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
                    r"[KMGT]B|bytes?|GPUs?|parameters?|params|tokens?|samples?|steps?|epochs?|layers?)", re.I)
 
@@ -295,13 +295,30 @@ def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> C
     if asks_quantity(question):
         terms = counted_terms(question)
         if terms:
-            return states_count_of(terms, counted_head(question))
+            count = states_count_of(terms, counted_head(question))
+            if _ALSO_NAMES_THEM.search(question):
+                # "How many benchmarks does X use, and which are they?": a sentence listing them ("AMC23,
+                # AIME24, and AIME25") answers both, though it writes no number.
+                return lambda text: count(text) or _lists_items(text)
+            return count
         if _ASKS_RATE.search(question):
             return states_rate
         return states_amount if _ASKS_SIZE.search(question) else states_number
     if not named:
         return None
     return asks_for_name(question, named) or names_an_instance(question, named) or states_attribute(question, named)
+
+
+# "..., and which are they?", "name them", "分别是哪些": a count question that also asks for the things.
+_ALSO_NAMES_THEM = re.compile(r"(?:\band|,)\s*(?:what|which)\s+(?:are|were)\s+(?:they|them|these|those)\b"
+                              r"|\b(?:name|list)\s+them\b|分别是|是哪些|有哪些", re.I)
+# "A, B, and C" / "A, B or C": three or more items listed.
+_LISTED = re.compile(r"[\w.-]+(?:\s+[\w.-]+){0,4},\s+[\w.-]+(?:\s+[\w.-]+){0,4},?\s+(?:and|or)\s+[\w.-]+", re.I)
+
+
+def _lists_items(text: str) -> bool:
+    """True when a text lists things: two or more names, or three or more items in a row."""
+    return len(extract_names(text)) >= 2 or bool(_LISTED.search(text))
 
 
 def asks_for_name(question: str, named: dict[str, list[str]] | None = None) -> Callable[[str], bool] | None:
@@ -496,7 +513,9 @@ _MEASURE_WORDS = frozenset("""
 # clause ("What does the X paper do ...?", "in which one does it ...", "what a population was doing").
 _NOT_IN_ATTRIBUTE = frozenset("""
     does do did is are was were has have had can could would will should may might must shall
-    the a an this that these those it its they them their one ones he she we you i""".split())
+    the a an this that these those it its they them their one ones he she we you i"""
+    # "What exactly does the 64.2% figure describe?": an adverb after "what" starts a clause too.
+    """ exactly precisely specifically actually really else""".split())
 # "How many fewer parameters ...?", "how many times faster ...?": a comparison, not a count of things.
 _NOT_COUNTED = frozenset("fewer more less times".split())
 

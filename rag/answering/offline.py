@@ -312,9 +312,12 @@ def _compose_one(
         _score_glosses(pool, meaning, gloss_terms, t, required=required)
     if about_paper_only:
         # (ranked among the named papers' hits: where other papers' hits rank says nothing of it)
+        # A question asking for a number ("Rebo: how many?") is answered only by the sentences stating one.
         first = min(c.hit_index for c in pool)
+        counting = _asks_quantity(question) and required is not None
         for c in pool:
-            c.score = max(c.score, t.min_evidence + c.meaning * t.rule_tiebreak - t.rank_penalty * (c.hit_index - first))
+            if not counting or required(c.text):
+                c.score = max(c.score, t.min_evidence + c.meaning * t.rule_tiebreak - t.rank_penalty * (c.hit_index - first))
     if wanted and _ASKS_EXPANSION.search(question):
         for c in pool:
             if any(re.search(rf"\(\s*\$?{re.escape(n)}\$?\s*\)", c.text) for n in named):
