@@ -1483,6 +1483,17 @@ def test_own_terms_are_the_question_sentences_words_after_a_statement():
     assert own_terms("Alpha and Beta both prune networks. Which base model does each use?") == set(
         tokenize("Which base model does each use", compounds=False))
     assert "go" not in own_terms("Alpha saves compute. How does it go about it?")
+    # A question sentence about the things the statement names keeps the statement's words.
+    assert own_terms("Alpha gains in both safety and helpfulness. Which of the two improved more?") is None
+
+
+def test_a_question_about_the_things_a_statement_names_is_judged_by_the_statements_words():
+    hit = _hit("Rebo", "Vision assistants can be unsafe. We propose Rebo. Specifically, Rebo enhances model safety "
+               "by 34.2% and helpfulness by 34.3%. We release the data.")
+    res = compose("Rebo reports gains in both safety and helpfulness. Which of the two improved more, and by how much?",
+                  [hit], named={"Rebo": ["rebo"]},
+                  similarity=lambda t, q: np.array([0.92 if "safety" in x else 0.8 for x in t]))  # closest in meaning
+    assert not res.refused and "34.3%" in res.text, res.text
 
 
 def test_what_exactly_a_quoted_number_describes_is_answered_by_the_sentence_stating_it():

@@ -247,6 +247,11 @@ def question_parts(question: str) -> list[str]:
 _POINTS_BACK = re.compile(r"\b([a-z]+)(?:\s+about)?\s+(?:it|this|that|so|them|these)\s*[?？]", re.I)
 
 
+# "Which of the two ...?", "which of them", "these": the question sentence asks about things the
+# statement before it names, so the statement's words say what is asked too.
+_POINTS_TO_THINGS = re.compile(r"\b(?:the two|the three|which of (?:them|these|those)|these|those|either|neither)\b", re.I)
+
+
 def own_terms(question: str) -> set[str] | None:
     """The words the question sentence asks with, when statements come before it; else None.
 
@@ -261,6 +266,8 @@ def own_terms(question: str) -> set[str] | None:
     asking = [x for x in sentences if x.endswith(("?", "？"))]
     if not asking or len(asking) == len(sentences) or not sentences[-1].endswith(("?", "？")):
         return None
+    if any(_POINTS_TO_THINGS.search(x) for x in asking):
+        return None  # "X gains in safety and helpfulness. Which of the two improved more?": the statement's things are asked about
     text = " ".join(asking)
     text = _POINTS_BACK.sub(lambda m: "?", text)
     return set(tokenize(text, compounds=False))
