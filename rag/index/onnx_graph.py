@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import mmap
+import os
 import struct
+import sys
+import tempfile
 from pathlib import Path
 from typing import Iterator
 
@@ -58,14 +61,42 @@ def read_safetensors(path: Path, shapes: dict[str, tuple[int, ...]], *, model: s
     return tensors
 
 
+def _import_ort():
+    """Import ONNX Runtime. On import it writes an id file under the user's cache folder
+    (`$XDG_CACHE_HOME`, else ~/.cache) and warns on stderr when it cannot (a read-only home, e.g. a
+    shared index read by another user): then the import alone points it at a per-user temporary folder.
+    """
+    if "onnxruntime" in sys.modules:
+        return sys.modules["onnxruntime"]
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    probe = cache
+    while not os.path.exists(probe) and os.path.dirname(probe) != probe:
+        probe = os.path.dirname(probe)  # the folder ORT would create it in
+    saved = os.environ.get("XDG_CACHE_HOME")
+    if not (os.path.isdir(probe) and os.access(probe, os.W_OK)):
+        fallback = os.path.join(tempfile.gettempdir(), f"rag-ort-{os.getuid()}")
+        try:
+            os.makedirs(fallback, mode=0o700, exist_ok=True)
+            os.environ["XDG_CACHE_HOME"] = fallback
+        except OSError:
+            pass
+    try:
+        import onnxruntime
+    finally:  # only for the import: the rest of the process keeps the user's setting
+        if saved is None:
+            os.environ.pop("XDG_CACHE_HOME", None)
+        else:
+            os.environ["XDG_CACHE_HOME"] = saved
+    return onnxruntime
+
+
 def cpu_session(graph: bytes, *, threads: int, external: dict[str, np.ndarray] | None = None,
                 spinning: bool = False):
     """An ONNX Runtime CPU session for a graph built here: sequential, `threads` intra-op threads,
     quiet, with the SkipLayerNormalization fusion off (ORT's CPU kernel for the fused op is several
     times slower than Add + LayerNormalization). `external`: the graph's external initializers
     (`Graph.external`), kept alive with the session."""
-    import onnxruntime as ort
-
+    ort = _import_ort()
     so = ort.SessionOptions()
     so.intra_op_num_threads = int(threads)
     so.inter_op_num_threads = 1
