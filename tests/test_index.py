@@ -1,6 +1,11 @@
 """Chunking, the Chroma store, incremental ingest and the end-to-end offline path."""
 import json
+import os
+import re
+import shutil
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -156,6 +161,34 @@ def test_end_to_end_offline_without_network(small, monkeypatch):
     assert good.citations[0].doc_id == good.sources[0].doc_id
     refusal = rag.answer("What is the recommended dosage of ibuprofen for children?", settings=settings)
     assert refusal.refused and refusal.citations == [] and refusal.text.startswith(rag.REFUSAL)
+
+
+def _strace_works() -> bool:
+    if shutil.which("strace") is None:
+        return False
+    probe = subprocess.run(["strace", "-f", "-e", "trace=connect", "true"], capture_output=True, text=True)
+    return probe.returncode == 0  # ptrace may be forbidden in a container
+
+
+@pytest.mark.skipif(not _strace_works(), reason="needs a working strace to see native code's connections")
+def test_answering_opens_no_internet_socket_even_from_native_code(seed_index, tmp_path):
+    """Python-level socket patches miss native libraries: ONNX Runtime 1.32's 1DS telemetry looked up
+    mobile.events.data.microsoft.com about 9 s after the import, in any process that stays up that
+    long (chat, eval, ingest, an API caller). strace sees every connect of the process tree."""
+    from rag.index.mpnet_onnx import cache_root
+
+    trace = tmp_path / "trace"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAG_", "OPENAI_", "ORT_"))}
+    env.update(RAG_INDEX_DIR=seed_index.index_dir, RAG_DATA_DIR=seed_index.data_dir, RAG_LOG="off",
+               RAG_MODEL_CACHE=str(cache_root()), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    caller = "import time, rag; print(rag.answer('What speedup does UAT get?').text); time.sleep(12)"
+    run = subprocess.run(["strace", "-f", "-qq", "-e", "trace=connect,sendto,sendmsg,sendmmsg", "-o", str(trace),
+                          sys.executable, "-c", caller], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and "UAT" in run.stdout, run.stderr
+    calls = trace.read_text().splitlines()  # a missing file (strace wrote nothing) fails here
+    internet = [c for c in calls if re.search(r"AF_INET6?|htons\(53\)|sin6?_port", c)]
+    assert internet == [], internet[:3]
+    assert not (tmp_path / "cache" / "Microsoft").exists()  # no telemetry id or event queue written
 
 
 def test_first_answer_builds_an_empty_index_from_the_data_folder(small):

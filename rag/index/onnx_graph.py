@@ -11,8 +11,6 @@ import json
 import mmap
 import os
 import struct
-import sys
-import tempfile
 from pathlib import Path
 from typing import Iterator
 
@@ -62,31 +60,17 @@ def read_safetensors(path: Path, shapes: dict[str, tuple[int, ...]], *, model: s
 
 
 def _import_ort():
-    """Import ONNX Runtime. On import it writes an id file under the user's cache folder
-    (`$XDG_CACHE_HOME`, else ~/.cache) and warns on stderr when it cannot (a read-only home, e.g. a
-    shared index read by another user): then the import alone points it at a per-user temporary folder.
+    """Import ONNX Runtime with its telemetry switched off.
+
+    ONNX Runtime 1.32's Linux wheel carries Microsoft's 1DS telemetry: at import it writes a device id
+    and an event queue under the user's cache folder and looks up mobile.events.data.microsoft.com to
+    upload them (a DNS query on every `rag ask`, seen with strace). Answers must not touch the network,
+    so ORT_DISABLE_TELEMETRY=1 is set before the import (it is read then; `disable_telemetry_events()`
+    afterwards comes too late). It also stops the id file, whose write warned on stderr with a
+    read-only home. Set for the whole process, so a child process importing ORT inherits it.
     """
-    if "onnxruntime" in sys.modules:
-        return sys.modules["onnxruntime"]
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    probe = cache
-    while not os.path.exists(probe) and os.path.dirname(probe) != probe:
-        probe = os.path.dirname(probe)  # the folder ORT would create it in
-    saved = os.environ.get("XDG_CACHE_HOME")
-    if not (os.path.isdir(probe) and os.access(probe, os.W_OK)):
-        fallback = os.path.join(tempfile.gettempdir(), f"rag-ort-{os.getuid()}")
-        try:
-            os.makedirs(fallback, mode=0o700, exist_ok=True)
-            os.environ["XDG_CACHE_HOME"] = fallback
-        except OSError:
-            pass
-    try:
-        import onnxruntime
-    finally:  # only for the import: the rest of the process keeps the user's setting
-        if saved is None:
-            os.environ.pop("XDG_CACHE_HOME", None)
-        else:
-            os.environ["XDG_CACHE_HOME"] = saved
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+    import onnxruntime
     return onnxruntime
 
 
