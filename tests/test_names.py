@@ -86,3 +86,19 @@ def test_names_saved_in_an_older_format_are_stale(tmp_path):
                                          encoding="utf-8")
     assert NameIndex.current(tmp_path) and NameIndex.load(tmp_path).titles == {"branch value estimation": ["a"]}
 
+
+
+def test_a_name_written_with_a_capital_inside_may_be_typed_in_lower_case(tmp_path):
+    docs = [("a", "We introduce SnapViT, a pruning method."), ("b", "BraVE evaluates joint actions."),
+            ("c", "SPOT searches trees."), ("d", "Online MicroStimulation Optimization (OMiSO) with intracortical "
+                                                "microstimulation."), ("e", "DiT backbones")]
+    index = NameIndex.build(docs, is_word=lambda w: w in {"brave", "spot"})
+    assert index.lookup("snapvit pruning: gradient info gets combined with what?") == ({"snapvit": ["a"]}, [])
+    assert index.lookup("what does omiso optimize?") == ({"omiso": ["d"]}, [])
+    # An English word ("brave"), an acronym that is a word in lower case ("spot"), a name the corpus also
+    # writes as a plain word ("microstimulation") and a short one ("dit") are words in a lower-case question.
+    for question in ("a brave idea", "which spot?", "What is microstimulation?", "dit models"):
+        assert index.lookup(question) == ({}, []), question
+    assert index.lookup("What does SnapViT prune?") == ({"SnapViT": ["a"]}, [])  # as written, named once
+    (tmp_path / "names.json").write_text(index.to_json(), encoding="utf-8")
+    assert NameIndex.load(tmp_path).casual == index.casual == {"snapvit", "omiso"}

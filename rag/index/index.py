@@ -28,6 +28,7 @@ from rag.index.lock import ingest_lock
 from rag.index.names import NAMES_FILE, NameIndex
 from rag.index.paths import IndexPaths, read_only_error
 from rag.index.sentences import SENTENCES_FILE, SentenceIndex
+from rag.index.translate import english_words
 from rag.index.records import StoredChunk, StoredDocument
 from rag.index.search import Retrieval, hybrid_search
 from rag.index.store import Store
@@ -415,7 +416,7 @@ class Index:
                 titles += [(c.doc_id, c.label), (c.doc_id, c.title or "")]
             bodies.append((c.id, c.text))
             keys.add(c)
-        names = NameIndex.build(named, titles)
+        names = NameIndex.build(named, titles, is_word=lambda w: w in english_words())
         sentences = SentenceIndex.build(bodies, self._embed_cached)
         extra = {NAMES_FILE: names.to_json(), **sentences.files()}
         if self.settings.ensemble_weight > 0:

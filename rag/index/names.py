@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 NAMES_FILE = "names.json"
 _EDGE_BEFORE = r"(?<![A-Za-z0-9_\-])"
@@ -70,9 +70,19 @@ def extract_names(text: str) -> set[str]:
     return out
 
 
-# What names.json holds (2: also the documents' labels and titles, `NameIndex.titles`); an index saved
-# with another format is rebuilt by the next ingest, readers go on with what it has.
-FORMAT = 2
+# What names.json holds (2: also the documents' labels and titles, `NameIndex.titles`; 3: the names a
+# question may type in lower case, `NameIndex.casual`); an index saved with another format is rebuilt
+# by the next ingest, readers go on with what it has.
+FORMAT = 3
+# Users type names in lower case ("snapvit pruning: ..."). A name the corpus always writes with a capital
+# inside the word after a lower-case letter (SnapViT, PermLLM, JacobianODE) is no word in any case, so a
+# question's lower-case word naming it names it, unless the corpus also writes it as a plain lower-case
+# word, it is an English word or one's plural ("BraVE" is "brave", "CoTs" "cots"), or it is shorter than
+# CASUAL_MIN letters.
+# All-capital acronyms ("SPOT", "DISCO", "WISE") stay case-sensitive: in lower case they are words.
+_CAMEL = re.compile(r"[a-z][A-Z]")
+_LOWER_WORD = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?![\w-])")
+CASUAL_MIN = 4
 # Fewest words of a label or title that a question must quote whole for it to name its paper: shorter
 # ones ("Diffusion models") are a topic; names of one word are found as names.
 TITLE_WORDS = 3
@@ -89,23 +99,35 @@ class NameIndex:
     docs: dict[str, list[str]] = field(default_factory=dict)
     n_docs: int = 0
     titles: dict[str, list[str]] = field(default_factory=dict)
+    casual: frozenset[str] = frozenset()  # keys a question may type in lower case (see CASUAL_MIN)
 
     @classmethod
-    def build(cls, documents: Iterable[tuple[str, str]], titles: Iterable[tuple[str, str]] = ()) -> "NameIndex":
+    def build(cls, documents: Iterable[tuple[str, str]], titles: Iterable[tuple[str, str]] = (),
+              is_word: Callable[[str], bool] | None = None) -> "NameIndex":
         """Index (doc_id, text) pairs; a document may come in several pieces (chunks, title).
-        `titles`: (doc_id, label or title) pairs, found when a question quotes one whole."""
+        `titles`: (doc_id, label or title) pairs, found when a question quotes one whole.
+        `is_word(w)`: whether a lower-case word is an English word (none is, when not given)."""
         found: dict[str, set[str]] = {}
+        spellings: dict[str, set[str]] = {}
+        plain: set[str] = set()
         ids: set[str] = set()
         for doc_id, text in documents:
             ids.add(doc_id)
             for name in extract_names(text):
                 found.setdefault(name.casefold(), set()).add(doc_id)
+                spellings.setdefault(name.casefold(), set()).add(name)
+            plain.update(_LOWER_WORD.findall(text or ""))
         by_title: dict[str, set[str]] = {}
         for doc_id, title in titles:
             key = _title_key(title or "")
             if len(key.split()) >= TITLE_WORDS:
                 by_title.setdefault(key, set()).add(doc_id)
-        return cls({k: sorted(v) for k, v in found.items()}, len(ids), {k: sorted(v) for k, v in by_title.items()})
+        casual = frozenset(key for key, written in spellings.items()
+                           if len(key) >= CASUAL_MIN and _LOWER_WORD.fullmatch(key) and key not in plain
+                           and all(_CAMEL.search(w) for w in written)
+                           and not (is_word and (is_word(key) or key.endswith("s") and is_word(key[:-1]))))
+        return cls({k: sorted(v) for k, v in found.items()}, len(ids), {k: sorted(v) for k, v in by_title.items()},
+                   casual)
 
     def quoted_titles(self, question: str) -> dict[str, list[str]]:
         """The labels or titles (of 3+ words) the question quotes whole -> their documents: "the Proxy
@@ -148,6 +170,11 @@ class NameIndex:
                 unknown.append(name)
             elif len(docs) <= self.max_docs:
                 named[name] = docs
+        seen = {n.casefold() for n in named}
+        for word in _LOWER_WORD.findall(question):
+            if word in self.casual and word not in seen and len(self.docs.get(word, ())) <= self.max_docs:
+                named[word] = self.docs[word]  # "snapvit" for "SnapViT"
+                seen.add(word)
         return named, unknown
 
     @cached_property
@@ -165,8 +192,8 @@ class NameIndex:
         return {k: sorted(v) for k, v in parts.items()}
 
     def to_json(self) -> str:
-        return json.dumps({"format": FORMAT, "n_docs": self.n_docs, "docs": self.docs, "titles": self.titles},
-                          ensure_ascii=False)
+        return json.dumps({"format": FORMAT, "n_docs": self.n_docs, "docs": self.docs, "titles": self.titles,
+                           "casual": sorted(self.casual)}, ensure_ascii=False)
 
     @staticmethod
     def current(folder: Path) -> bool:
@@ -182,6 +209,7 @@ class NameIndex:
         try:
             data = json.loads((folder / NAMES_FILE).read_text(encoding="utf-8"))
             return cls({str(k): list(v) for k, v in data["docs"].items()}, int(data["n_docs"]),
-                       {str(k): list(v) for k, v in data.get("titles", {}).items()})
+                       {str(k): list(v) for k, v in data.get("titles", {}).items()},
+                       frozenset(str(k) for k in data.get("casual", ())))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return cls()

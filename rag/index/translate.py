@@ -71,6 +71,12 @@ def dictionary() -> dict[str, list[str]]:
 
 
 @lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """Lower-case English words: every word of the dictionary's English glosses (~47,000)."""
+    return frozenset(w for senses in dictionary().values() for g in senses for w in re.findall(r"[a-z]+", g.lower()))
+
+
+@lru_cache(maxsize=1)
 def technical_terms() -> dict[str, list[str]]:
     """Machine-learning terms -> their English wording in papers (`ml_glossary.tsv`, shipped here).
 
