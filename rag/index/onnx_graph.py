@@ -63,8 +63,9 @@ def _import_ort():
     """Import ONNX Runtime with its telemetry switched off.
 
     ONNX Runtime 1.32's Linux wheel carries Microsoft's 1DS telemetry: at import it writes a device id
-    and an event queue under the user's cache folder and looks up mobile.events.data.microsoft.com to
-    upload them (a DNS query on every `rag ask`, seen with strace). Answers must not touch the network,
+    and an event queue under the user's cache folder and, about 9 s later, looks up
+    mobile.events.data.microsoft.com to upload them (seen with strace in any process that stays up that
+    long: chat, eval, ingest, an API caller). Answers must not touch the network,
     so ORT_DISABLE_TELEMETRY=1 is set before the import (it is read then; `disable_telemetry_events()`
     afterwards comes too late). It also stops the id file, whose write warned on stderr with a
     read-only home. Set for the whole process, so a child process importing ORT inherits it.
