@@ -1231,6 +1231,19 @@ def test_this_paper_in_chinese_asks_for_no_other_papers():
     assert _ASKS_FOR_PAPERS.search("哪些论文和 Alpha 一样研究分子？")
 
 
+def test_a_name_before_the_chinese_word_for_paper_is_that_one_paper():
+    # "Alpha 论文指出" is "the Alpha paper points out": one paper, answered from it alone, though its
+    # plural "哪些基准" (which benchmarks) is answered as well by another retrieved abstract.
+    from rag.answering.offline import _ASKS_FOR_PAPERS
+
+    assert not _ASKS_FOR_PAPERS.search("Alpha 论文指出了什么？") and not _ASKS_FOR_PAPERS.search("Alpha论文的作者是谁？")
+    alpha = _hit("Alpha", "We propose Alpha, a sparse attention model. Alpha is strong on QM9 and ZINC benchmarks.")
+    beta = _hit("Beta", "We propose Beta, a graph model. Beta is strong on QM9 and ZINC benchmarks too.")
+    res = compose("Alpha 论文指出，模型在哪些基准上表现很强？", [alpha, beta], named={"Alpha": ["alpha"]},
+                  similarity=lambda t, q: np.full(len(t), 0.85))
+    assert not res.refused and "Alpha is strong" in res.text and "Beta" not in res.text
+
+
 def test_a_second_name_in_a_chinese_question_is_the_detail_asked():
     # "By how much does Alpha improve on QM9?": QM9 is what a sentence must state, Alpha the paper.
     alpha = _hit("Alpha", "Graph neural networks are popular. We propose Alpha, a sparse attention model. "
