@@ -943,6 +943,19 @@ def test_which_x_or_y_asks_for_names_as_which_x_does():
     assert names("Rebo is evaluated on the D4RL and Atari suites.")
 
 
+def test_which_tools_or_generators_followed_by_a_past_tense_verb_ask_for_names():
+    from rag.answering.asked import asks_for_name, names_asked_kind
+
+    # A tool is named software ("tools such as Veo2, Sora, and Kling"), and a generator one of the tools.
+    tools = names_asked_kind("Which video generation tools were used to create the Rebo clips?", {"Rebo": ["r"]})
+    assert tools is not None and tools("The clips were generated using tools such as Veo2, Sora, and Kling.")
+    assert not tools("The clips were generated using several tools.")
+    # "which generators produced ...": the verb ends the noun phrase asked about, as "were" does.
+    generators = names_asked_kind("Rebo - which video generators produced the clips?", {"Rebo": ["r"]})
+    assert generators is not None and generators("The clips were generated using tools such as Veo2 and Sora.")
+    assert asks_for_name("Which model achieved the best score?") and not asks_for_name("Which robot tasks need?")
+
+
 def test_the_words_spelling_out_a_name_the_question_gives_name_nothing_new():
     from rag.answering.asked import asks_for_name
 

@@ -37,16 +37,17 @@ _NAMED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨�
 _ZH_KINDS = "[一两几三四五]?类"
 # ("Which papers build datasets ...?" asks for papers, not for a dataset's name.)
 _NAMED_THING_EN = (r"(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|hardware|llms?|vlms?|mllms?|"
-                   r"backbones?|generators?|environments?|platforms?|suites?|testbeds?)")
+                   r"backbones?|generators?|environments?|platforms?|suites?|testbeds?|tools?|software)")
 # Capitalised plain words ("Baoding", "Conditional Sequence Modeling"): a name only in context.
 _PLAIN_WORDS = re.compile(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 # The words framing a request for names ("which", "name the", "what are its"), not the kind asked for.
 _ASK_FRAME = frozenset("which what are were the its their name names list all please by of".split())
 _ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?!(?:papers?|works?|studies|study|articles?)\b)"
                                    rf"(?:[\w-]+ ){{0,2}}{_NAMED_THING_EN}"
-                                   # the thing asked for ends its noun phrase: "which robot tasks" asks for tasks
+                                   # the thing asked for ends its noun phrase: "which robot tasks" asks for tasks;
+                                   # so does a verb in the past tense after it ("which generators produced the clips?")
                                    r"(?=\s+(?:is|are|was|were|does|do|did|has|have|had|can|could|would|will|should|"
-                                   r"used|in|on|for|from|of|to|with|by|at|that|the|a|an|or|and)\b|\s*[?,.;:]|$)"
+                                   r"used|in|on|for|from|of|to|with|by|at|that|the|a|an|or|and|[a-z]{3,}ed)\b|\s*[?,.;:]|$)"
                                    # "Name the four datasets X uses.", "List the benchmarks ...": a request for names
                                    r"|^\W*(?:please\W+)?(?:name|list)\s+(?:all\s+)?(?:the\s+|its\s+|their\s+)?(?:\w+\s+){0,3}?"
                                    rf"{_NAMED_THING_EN}\b"
@@ -416,7 +417,7 @@ def _names_new_thing(question: str, named: dict[str, list[str]] | None, asked: s
 # baseline model, Janus-Pro"), since abstracts and askers use different words for the same role.
 _KIND_FAMILIES = (
     frozenset("benchmark suite testbed environment simulator".split()),  # what a method is evaluated in
-    frozenset("model backbone generator llm vlm mllm".split()),  # the models it starts from or beats
+    frozenset("model backbone generator llm vlm mllm tool software".split()),  # the models or tools it uses or beats
     frozenset("robot humanoid hand arm platform hardware".split()),  # the machine it runs on
     frozenset("gpu accelerator".split()),  # what it is computed on
 )
