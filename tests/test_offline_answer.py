@@ -1282,7 +1282,8 @@ def test_a_question_word_is_stated_by_a_sentence_word_close_in_meaning():
     # "clips" / "videos" and "create" / "generated": the asker's words for the abstract's.
     hit = _hit("Vida", "We propose Vida, a benchmark of physics violations. Its videos are generated with "
                "tools such as Veo2 and Sora. Vida is hard for current models.")
-    question = "Which tools were used to create the Vida clips?"
+    # Not "Which tools ...?": a sentence naming tools (Veo2, Sora) answers that by the asked-kind rule alone.
+    question = "What did Vida use to create its clips?"
     named = {"Vida": ["vida"]}
     assert compose(question, [hit], named=named).refused
     vectors = _word_vectors({"clips": "videos", "create": "generated"})
