@@ -1142,6 +1142,25 @@ def test_a_question_asked_of_each_named_paper_quotes_only_those_stating_it():
     assert not res.refused and res.cited == [0] and "adaptive curriculum" in res.text
 
 
+def test_once_one_named_paper_answers_another_is_quoted_at_the_lower_each_bar():
+    # "What do Alpha and Beta each add?" presupposes both answer it: Beta's sentence shares only
+    # "policy" with the question (evidence ~0.18, below min_evidence), yet it is Beta's part of the answer.
+    alpha = _hit("Alpha", "We propose Alpha, a physics-based controller. "
+                 "To help the policy learn, Alpha adds an adaptive curriculum that tightens the tracking tolerance.")
+    beta = _hit("Beta", "We introduce Beta, a trust-region method. "
+                "Beta shapes the reward so that the policy improves from a progress estimate.")
+    question = "What do Alpha and Beta each add to help a policy learn?"
+    named = {"Alpha": ["alpha"], "Beta": ["beta"]}
+    sim = lambda t, q: np.full(len(t), 0.84)  # noqa: E731
+    res = compose(question, [alpha, beta], named=named, similarity=sim)
+    assert not res.refused and res.cited == [0, 1] and "shapes the reward" in res.text
+    # Asked of Beta alone the same words fall short: the lower bar holds only beside an answered part.
+    assert compose("What does Beta add to help a policy learn?", [beta], named={"Beta": ["beta"]}, similarity=sim).refused
+    # each_evidence at min_evidence turns it off.
+    off = compose(question, [alpha, beta], named=named, similarity=sim, thresholds=OfflineSettings(each_evidence=0.4))
+    assert off.cited == [0]
+
+
 _REBO = _hit("Rebo", "Video models ignore the arrow of time. We propose Rebo, a training strategy with a reverse "
              "reward. Experiments on our benchmark and on standard question answering suites show peak gains of over "
              "20% and 10% respectively. Rebo is trained on 64 GPUs.")

@@ -271,10 +271,19 @@ def _compose_one(
         # words of what is asked, not diluted by the other paper's words and by "each", "compare".
         options = dict(similarity=similarity, passages=passages, thresholds=t, second_similarity=second_similarity,
                        closeness=closeness, word_vectors=word_vectors)
-        parts = [_compose_one(_without_names(question, {n: d for n, d in named.items() if n not in names}), hits,
-                              named={n: named[n] for n in names}, one_of=True, by_paper=False, **options)
-                 for names in papers]
+        def part(names: list[str], bar: OfflineSettings) -> OfflineResult:
+            return _compose_one(_without_names(question, {n: d for n, d in named.items() if n not in names}), hits,
+                                named={n: named[n] for n in names}, one_of=True, by_paper=False,
+                                **{**options, "thresholds": bar})
+        parts = [part(names, t) for names in papers]
         answered = [r for r in parts if not r.refused]
+        if answered and t.each_evidence < t.min_evidence:
+            # The question presupposes that each paper it names answers it (the asker has read them):
+            # once one paper's part is answered, another's is quoted at a lower bar, its best sentences
+            # in the question's words (a part refused for lacking the number or name asked stays out).
+            lower = t.model_copy(update={"min_evidence": t.each_evidence})
+            answered += [r for r in (part(names, lower) for names, p in zip(papers, parts)
+                                     if p.refused and p.coverage >= t.each_evidence) if not r.refused]
         if answered:
             # A paper whose own answer falls short may still be quoted by the question judged whole,
             # where its sentence need only come near the other paper's ("a tree of sub-actions" beside
