@@ -580,7 +580,7 @@ def test_a_rate_is_a_number_without_a_unit_of_time_or_size(text, states):
 
 
 def test_field_terms_no_retrieved_abstract_mentions():
-    from rag.answering.asked import missing_field_terms
+    from rag.answering.field_terms import missing_field_terms
 
     texts = ["Graph neural networks (GNNs) suffer from over-smoothing.", "We distil a teacher into a student."]
     assert missing_field_terms("How can knowledge distillation compress a model?", texts) == ["knowledge distillation"]
@@ -856,9 +856,10 @@ def test_every_paper_whose_label_the_question_uses_is_named():
     other = _hit("Single-Timescale Actor-Critic Provably Finds Globally Optimal Policy",
                  "We study actor-critic with linear function approximation.")
     question = "What sample complexity does the single-timescale actor-critic algorithm reach for a globally optimal policy?"
-    from rag.answering.offline import _named_by_label, content_terms
+    from rag.answering.named import named_by_label
+    from rag.answering.offline import content_terms
 
-    named = _named_by_label(content_terms(question), [other, seed], 0.67)
+    named = named_by_label(content_terms(question), [other, seed], 0.67)
     assert sorted(d for docs in named.values() for d in docs) == sorted([seed.doc_id, other.doc_id])
     res = compose(question, [other, seed], similarity=lambda t, q: np.full(len(t), 0.9))
     assert not res.refused and "O(eps^-3)" in res.text, res.text

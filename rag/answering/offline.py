@@ -13,11 +13,14 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, asks_for_name, own_terms,
-                                 asks_quantity as _asks_quantity, counted, missing_field_terms, names_asked_kind,
+                                 asks_quantity as _asks_quantity, counted, names_asked_kind,
                                  numbers_in,
                                  question_parts,
                                  states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order, matches
+from rag.answering.field_terms import missing_field_terms
+from rag.answering.named import (labelling, named_by_label, not_stated, paper_names, papers_named,
+                                 without_examples, without_field_acronyms)
 from rag.answering.quoting import (INTRO, cited, denial, denies, passages_shown, render, with_denial,
                                    with_each_paper, with_followers, with_next_best, with_proposal)
 from rag.answering.refusal import REFUSAL
@@ -198,7 +201,7 @@ def _compose_one(
     # A two- or three-letter acronym ("PDE", "GPU", "CNNs") is usually a field's term, not a paper's
     # name: a corpus that never writes it may still answer the question in words.
     unknown_names = [n for n in unknown_names if not _TERM_ACRONYM.fullmatch(n)]
-    named = _without_field_acronyms(named or {}, hits)
+    named = without_field_acronyms(named or {}, hits)
     if unknown_names and not named:
         return _refuse(f"No indexed abstract mentions {', '.join(unknown_names)}.")
     if not hits:
@@ -206,26 +209,26 @@ def _compose_one(
     crosslingual = is_chinese(question)
     # In an English question a second name may be the detail asked about (its words are then focus
     # words); a Chinese question's Latin-script words are not scored as words, only by meaning.
-    named = _without_examples(named or {}, question)
+    named = without_examples(named or {}, question)
     if not crosslingual:
-        named = _paper_names(named, hits)
+        named = paper_names(named, hits)
     # "the proxy target framework", "the global convergence proof for single-timescale actor-critic":
     # a paper named by the words of its label or title is named as surely as by a name, and is
     # answered from alone; those words stay focus words (they also say what the question asks about).
     # (Not "Which paper ...?": its description is what the asker knows of a paper they cannot name,
     # so a title sharing its words is a candidate among the hits, not the paper named.)
     described = not named and not crosslingual and t.label_share <= 1 and not _ASKS_WHICH_PAPER.search(question)
-    named = named or (_named_by_label(terms, hits, t.label_share) if described else {})
+    named = named or (named_by_label(terms, hits, t.label_share, framing=_QUESTION_WORDS) if described else {})
     described = described and bool(named)
     if named and not described and not crosslingual and t.label_share <= 1 \
             and (any(x in _COMPARISON_TERMS for x in terms) or _ASKS_OF_EACH.search(question)):
         # "Compare BraVE and the value-based framework for continuous control", "LTS-P and the paper on
         # the value of stochastic predictions ... What does each consider?": one paper by its name, the
         # other by its label's words; both are the papers compared, or asked about each.
-        named = {**_named_by_label(terms, hits, t.label_share), **named}
+        named = {**named_by_label(terms, hits, t.label_share, framing=_QUESTION_WORDS), **named}
     wanted = {d for docs in named.values() for d in docs}
     many = bool((_ASKS_FOR_PAPERS if wanted else _ASKS_FOR_SEVERAL).search(question))
-    if unknown_names and named and not many and not _labelling(named, hits):
+    if unknown_names and named and not many and not labelling(named, hits):
         # "How many GPU hours did FLOWER need?": the names the corpus knows ("GPU") are details, none
         # is a paper's own name, so the name it does not know is the paper asked about.
         return _refuse(f"No indexed abstract mentions {', '.join(unknown_names)}.")
@@ -245,7 +248,7 @@ def _compose_one(
     # WMDP?"): the asker does not know the paper, the names are what it is recognised by.
     # In a Chinese question a name that is not the paper's own ("T2I-R1 在 T2I-CompBench 上提升了多少？")
     # is the detail asked about, as in an English one: a word the answer must state.
-    detail_names = [n for n in named if n not in _paper_names(named, hits)] if crosslingual else []
+    detail_names = [n for n in named if n not in paper_names(named, hits)] if crosslingual else []
     name_terms = (set() if many or _ASKS_WHICH_PAPER.search(question) or described
                   else {x for n in named if n not in detail_names for x in tokenize(n, compounds=True)})
     focus = [x for x in terms if x not in name_terms and not CJK.match(x)]
@@ -264,7 +267,7 @@ def _compose_one(
     comparing = len(wanted) >= 2 and asks_to_compare
     if comparing or one_of:
         focus = [x for x in focus if x not in _COMPARISON_TERMS and not (one_of and x in _EACH_TERMS)]
-    papers = _by_paper(named)
+    papers = papers_named(named)
     if by_paper and len(papers) >= 2 and not many and focus and (asks_to_compare or _ASKS_OF_EACH.search(question)):
         # "Compare X and Y: what kind of action space does each one target?" asks one question of each
         # paper. Each is answered, or not, as if asked of it alone: its own sentences judged by the
@@ -348,7 +351,7 @@ def _compose_one(
         for c in pool:
             if quoted & numbers_in(c.text) and (required is None or required(c.text)):
                 c.score = max(c.score, t.min_evidence, top) + c.score * t.rule_tiebreak
-    if many and wanted and not _labelling(named, hits):
+    if many and wanted and not labelling(named, hits):
         _each_naming_paper(pool, named, t)
     chosen = _choose(pool, q_terms=focus, weights=weights, many=many, t=t)
     if comparing and not focus:  # "Compare X and Y": each named paper's best sentence, whatever the others score
@@ -389,7 +392,7 @@ def _compose_one(
             # "Compare BraVE and FooNet": the paper compared with is what the corpus lacks
             return _refuse(f"No indexed abstract mentions {', '.join(unknown_names)}.", evidence)
         if wanted:
-            return _refuse(_not_stated(hits, wanted, named, "it" if crosslingual else asked_detail(question, named)), evidence)
+            return _refuse(not_stated(hits, wanted, named, "it" if crosslingual else asked_detail(question, named)), evidence)
         return _refuse("", evidence)
     # A Chinese question's words reach English sentences through their dictionary glosses.
     denied = focus if not crosslingual else [x for x in content_terms(english_query(question)) if x not in name_terms]
@@ -416,122 +419,6 @@ def _together_answered(results: list[OfflineResult], hits: list[Hit],
     chosen = in_source_order(list(seen.values()))
     return OfflineResult(render(chosen, hits), cited(chosen), False, max(r.coverage for r in results),
                          passages_shown(chosen, passages), chosen)
-
-
-# Fewest content words of a label that a question must use to name its paper by them.
-_LABEL_WORDS = 3
-
-
-def _named_by_label(terms: list[str], hits: list[Hit], share: float) -> dict[str, list[str]]:
-    """The retrieved papers whose label (or title) the question uses, as {label: [doc id]}, or {}.
-
-    A label of at least three content words names its paper when the question uses at least
-    `share` of them ("the proxy target framework"; "the global convergence proof for single-timescale
-    actor-critic" uses five of the seven of "Global convergence of the single-timescale actor-critic
-    algorithm"). Every such paper is named: among thousands, another paper's title may use the same
-    words ("Single-Timescale Actor-Critic Provably Finds Globally Optimal Policy"), and the question
-    does not say which of them it means.
-    """
-    asked = set(terms)
-    out: dict[str, list[str]] = {}
-    for h in hits:
-        words = [x for x in dict.fromkeys(tokenize(_label_text(h), compounds=False)) if x not in _QUESTION_WORDS]
-        found = sum(1 for x in words if x in asked)
-        if found >= _LABEL_WORDS and found / len(words) >= share:
-            out.setdefault(_label_text(h), []).append(h.doc_id)
-    return out
-
-
-def _by_paper(named: dict[str, list[str]]) -> list[list[str]]:
-    """The question's names grouped by the papers they name (two names of one paper are one group)."""
-    groups: dict[frozenset[str], list[str]] = {}
-    for name, docs in named.items():
-        groups.setdefault(frozenset(docs), []).append(name)
-    return list(groups.values())
-
-
-def _label_text(hit: Hit) -> str:
-    return hit.label or hit.title or ""
-
-
-def _without_field_acronyms(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list[str]]:
-    """The names of the question without the short acronyms that label no retrieved abstract.
-
-    A two- or three-letter acronym ("AI", "KL", "VLM") is usually a term of the field, which a
-    few abstracts of a small corpus happen to write: it names a paper only when it labels one
-    ("UAT"). Otherwise the question is not about the abstracts that mention it, as it is not
-    among thousands of papers, where such a term is too common to count as a name at all.
-    """
-    # A title's name is what comes before its colon ("Spotlight: Mobile UI Understanding ..."); the
-    # words after it describe the topic, where a field's acronym ("UI", "RL") names no paper.
-    def labels(name: str, doc_ids: list[str]) -> bool:
-        word = re.compile(rf"\b{re.escape(name.rstrip('s'))}", re.I)
-        return any(word.search(_label_key(h).split(":", 1)[0]) for h in hits if h.doc_id in doc_ids)
-
-    return {n: docs for n, docs in named.items() if not _TERM_ACRONYM.fullmatch(n) or labels(n, docs)}
-
-
-# "(e.g. AlpacaEval or MT-Bench)", "such as LoRA": what follows gives examples of what is asked.
-_EXAMPLES = re.compile(r"(?:\be\.g\.|\bsuch as\b|\bfor (?:example|instance)\b|例如|比如)[^?？.;；)）]*", re.I)
-
-
-def _without_examples(named: dict[str, list[str]], question: str) -> dict[str, list[str]]:
-    """The question's names less those it gives only as examples, when another name remains.
-
-    "Which chatbot benchmarks (e.g. AlpacaEval or MT-Bench) does ε-DPO report?" asks about ε-DPO;
-    the benchmarks are examples of the answer. Among thousands of abstracts another paper that
-    mentions them must not be taken for the paper asked about.
-    """
-    spans = [m.span() for m in _EXAMPLES.finditer(question)]
-    if not spans or len(named) < 2:
-        return named
-
-    def only_in_examples(name: str) -> bool:
-        at = [m.start() for m in re.finditer(re.escape(name), question)]
-        return bool(at) and all(any(a <= i < b for a, b in spans) for i in at)
-    kept = {n: docs for n, docs in named.items() if not only_in_examples(n)}
-    return kept or named
-
-
-def _paper_names(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list[str]]:
-    """The names of the question that say which paper is meant, when it also names a detail.
-
-    "What GPU does SnapViT need?" names two things a few abstracts mention; SnapViT labels one of
-    them, so it is the paper and "GPU" is what is asked (a word the answer must state, not another
-    paper to quote). Without a name that labels a retrieved abstract, every name counts as the paper's.
-    """
-    if len(named) < 2:
-        return named
-    return _labelling(named, hits) or named
-
-
-def _labelling(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list[str]]:
-    """The names that label (or title) a retrieved abstract mentioning them: the papers' own names."""
-    labels = {h.doc_id: _label_key(h) for h in hits}
-    return {n: docs for n, docs in named.items() if any(n.casefold() in labels.get(d, "") for d in docs)}
-
-
-def _label_key(hit: Hit) -> str:
-    """The name a hit is cited by, case-folded, for matching the question's names against it."""
-    return _label_text(hit).casefold()
-
-
-def _not_stated(hits: list[Hit], wanted: set[str], named: dict[str, list[str]], what: str = "it") -> str:
-    """Why a question naming a paper is refused, naming the paper only when it is certain which,
-    and `what` it asks for ("the kernel function"; "it" when the question's form does not say).
-
-    A name several abstracts mention ("DISCO", also a distractor's "DisCo") must not make the
-    refusal speak of another paper: the one whose label holds the name is meant, else all of them.
-    """
-    docs = [h for h in hits if h.doc_id in wanted]
-    names = {n.casefold() for n in named}
-    label = {h.doc_id: _label_key(h) for h in docs}
-    exact = [h for h in docs if label[h.doc_id] in names]
-    own = [h for h in docs if any(n in label[h.doc_id] for n in names)]
-    for group in (docs, exact, own):  # one abstract; else the one labelled by the name; else holding it
-        if len({h.doc_id for h in group}) == 1:
-            return f"The {group[0].label or group[0].title} abstract does not state {what}."
-    return f"No abstract that mentions {', '.join(named)} states {what}."
 
 
 def _close_first_abstract(closeness: Sequence[float | None] | None, allowed: list[int],

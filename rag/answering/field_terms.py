@@ -1,0 +1,64 @@
+"""The field's technical terms a question uses that no retrieved abstract mentions.
+
+A question built on a named technique of the field ("knowledge distillation") that the retrieved
+abstracts never write is most likely about a topic the corpus lacks; the offline answerer weakens
+the evidence of sentences that only sound like it (`rag.answering.offline`).
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+def _initials(words: list[str]) -> str:
+    return "".join(w[0] for w in words).casefold()
+
+
+def missing_field_terms(question: str, texts: list[str]) -> list[str]:
+    """The field's terms the question uses ("knowledge distillation", "experience replay") that none of
+    `texts` mentions, as words (stemmed) or as the term's acronym.
+
+    A question built on a named technique of the field that no retrieved abstract mentions is most
+    likely about a topic the corpus lacks: a sentence that only sounds like it is weak evidence. The
+    terms are the multi-word English senses of the shipped ML glossary (`rag.index.translate`),
+    written from knowledge of the field, not from any question set.
+    """
+    from rag.index.lexical import tokenize
+    from rag.index.translate import glosses, is_chinese
+
+    words = tokenize(question, compounds=False)
+    if is_chinese(question):
+        words += tokenize(" ".join(glosses(question)), compounds=False)
+    asked = [(term, seq) for term, seq in _field_terms() if _contains(words, seq)]
+    if not asked:
+        return []
+    read = [(tokenize(x, compounds=False), x.casefold()) for x in texts]
+    return sorted({term for term, seq in asked
+                   if not any(_contains(toks, seq) or _acronym_pattern(term).search(low)
+                              for toks, low in read)})
+
+
+@lru_cache(maxsize=4096)
+def _acronym_pattern(term: str) -> re.Pattern[str]:
+    """The term's acronym as a word, plural allowed ("kd", "kds" for knowledge distillation)."""
+    return re.compile(rf"\b{re.escape(_initials(term.split()))}s?\b")
+
+
+def _contains(words: list[str], seq: tuple[str, ...]) -> bool:
+    n = len(seq)
+    return any(tuple(words[i:i + n]) == seq for i in range(len(words) - n + 1))
+
+
+@lru_cache(maxsize=1)
+def _field_terms() -> list[tuple[str, tuple[str, ...]]]:
+    """(term, its stemmed words) for every multi-word English term of the ML glossary."""
+    from rag.index.lexical import tokenize
+    from rag.index.translate import technical_terms
+
+    seen: dict[tuple[str, ...], str] = {}
+    for senses in technical_terms().values():
+        for term in senses:
+            seq = tuple(tokenize(term, compounds=False))
+            if len(seq) >= 2:
+                seen.setdefault(seq, term)
+    return [(term, seq) for seq, term in sorted(seen.items())]
+

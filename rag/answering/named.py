@@ -1,0 +1,128 @@
+"""Which papers a question names: by a name, or by the words of a paper's label or title.
+
+The offline answerer quotes a named paper alone (`rag.answering.offline`); these functions decide
+which of the names a question holds are papers' own names and which are details asked about, and
+word the refusal when a named paper does not state what is asked.
+"""
+from __future__ import annotations
+
+import re
+
+from rag.answering.asked import TERM_ACRONYM
+from rag.index.lexical import tokenize
+from rag.types import Hit
+
+# Fewest content words of a label that a question must use to name its paper by them.
+LABEL_WORDS = 3
+
+
+def named_by_label(terms: list[str], hits: list[Hit], share: float, *, framing: set[str] = frozenset()) -> dict[str, list[str]]:
+    """The retrieved papers whose label (or title) the question uses, as {label: [doc id]}, or {}.
+
+    A label of at least three content words names its paper when the question uses at least
+    `share` of them ("the proxy target framework"; "the global convergence proof for single-timescale
+    actor-critic" uses five of the seven of "Global convergence of the single-timescale actor-critic
+    algorithm"). Every such paper is named: among thousands, another paper's title may use the same
+    words ("Single-Timescale Actor-Critic Provably Finds Globally Optimal Policy"), and the question
+    does not say which of them it means.
+    """
+    asked = set(terms)
+    out: dict[str, list[str]] = {}
+    for h in hits:
+        words = [x for x in dict.fromkeys(tokenize(label_text(h), compounds=False)) if x not in framing]
+        found = sum(1 for x in words if x in asked)
+        if found >= LABEL_WORDS and found / len(words) >= share:
+            out.setdefault(label_text(h), []).append(h.doc_id)
+    return out
+
+
+def papers_named(named: dict[str, list[str]]) -> list[list[str]]:
+    """The question's names grouped by the papers they name (two names of one paper are one group)."""
+    groups: dict[frozenset[str], list[str]] = {}
+    for name, docs in named.items():
+        groups.setdefault(frozenset(docs), []).append(name)
+    return list(groups.values())
+
+
+def label_text(hit: Hit) -> str:
+    return hit.label or hit.title or ""
+
+
+def without_field_acronyms(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list[str]]:
+    """The names of the question without the short acronyms that label no retrieved abstract.
+
+    A two- or three-letter acronym ("AI", "KL", "VLM") is usually a term of the field, which a
+    few abstracts of a small corpus happen to write: it names a paper only when it labels one
+    ("UAT"). Otherwise the question is not about the abstracts that mention it, as it is not
+    among thousands of papers, where such a term is too common to count as a name at all.
+    """
+    # A title's name is what comes before its colon ("Spotlight: Mobile UI Understanding ..."); the
+    # words after it describe the topic, where a field's acronym ("UI", "RL") names no paper.
+    def labels(name: str, doc_ids: list[str]) -> bool:
+        word = re.compile(rf"\b{re.escape(name.rstrip('s'))}", re.I)
+        return any(word.search(label_key(h).split(":", 1)[0]) for h in hits if h.doc_id in doc_ids)
+
+    return {n: docs for n, docs in named.items() if not TERM_ACRONYM.fullmatch(n) or labels(n, docs)}
+
+
+# "(e.g. AlpacaEval or MT-Bench)", "such as LoRA": what follows gives examples of what is asked.
+EXAMPLES = re.compile(r"(?:\be\.g\.|\bsuch as\b|\bfor (?:example|instance)\b|例如|比如)[^?？.;；)）]*", re.I)
+
+
+def without_examples(named: dict[str, list[str]], question: str) -> dict[str, list[str]]:
+    """The question's names less those it gives only as examples, when another name remains.
+
+    "Which chatbot benchmarks (e.g. AlpacaEval or MT-Bench) does ε-DPO report?" asks about ε-DPO;
+    the benchmarks are examples of the answer. Among thousands of abstracts another paper that
+    mentions them must not be taken for the paper asked about.
+    """
+    spans = [m.span() for m in EXAMPLES.finditer(question)]
+    if not spans or len(named) < 2:
+        return named
+
+    def only_in_examples(name: str) -> bool:
+        at = [m.start() for m in re.finditer(re.escape(name), question)]
+        return bool(at) and all(any(a <= i < b for a, b in spans) for i in at)
+    kept = {n: docs for n, docs in named.items() if not only_in_examples(n)}
+    return kept or named
+
+
+def paper_names(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list[str]]:
+    """The names of the question that say which paper is meant, when it also names a detail.
+
+    "What GPU does SnapViT need?" names two things a few abstracts mention; SnapViT labels one of
+    them, so it is the paper and "GPU" is what is asked (a word the answer must state, not another
+    paper to quote). Without a name that labels a retrieved abstract, every name counts as the paper's.
+    """
+    if len(named) < 2:
+        return named
+    return labelling(named, hits) or named
+
+
+def labelling(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list[str]]:
+    """The names that label (or title) a retrieved abstract mentioning them: the papers' own names."""
+    labels = {h.doc_id: label_key(h) for h in hits}
+    return {n: docs for n, docs in named.items() if any(n.casefold() in labels.get(d, "") for d in docs)}
+
+
+def label_key(hit: Hit) -> str:
+    """The name a hit is cited by, case-folded, for matching the question's names against it."""
+    return label_text(hit).casefold()
+
+
+def not_stated(hits: list[Hit], wanted: set[str], named: dict[str, list[str]], what: str = "it") -> str:
+    """Why a question naming a paper is refused, naming the paper only when it is certain which,
+    and `what` it asks for ("the kernel function"; "it" when the question's form does not say).
+
+    A name several abstracts mention ("DISCO", also a distractor's "DisCo") must not make the
+    refusal speak of another paper: the one whose label holds the name is meant, else all of them.
+    """
+    docs = [h for h in hits if h.doc_id in wanted]
+    names = {n.casefold() for n in named}
+    label = {h.doc_id: label_key(h) for h in docs}
+    exact = [h for h in docs if label[h.doc_id] in names]
+    own = [h for h in docs if any(n in label[h.doc_id] for n in names)]
+    for group in (docs, exact, own):  # one abstract; else the one labelled by the name; else holding it
+        if len({h.doc_id for h in group}) == 1:
+            return f"The {group[0].label or group[0].title} abstract does not state {what}."
+    return f"No abstract that mentions {', '.join(named)} states {what}."
