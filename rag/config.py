@@ -103,9 +103,11 @@ class OfflineSettings(BaseModel):
                     "(chosen on dev: 0.75 left out papers the question asks for; 0.50 no more answers, less precision).")
     each_evidence: float = Field(
         0.15, ge=0, le=2,
-        description="For a question asked of each paper it names, once one paper's part is answered: the evidence "
-                    "another paper's part needs to be quoted too (the question presupposes each answers it; chosen "
-                    "on dev: 0.30 / 0.20 / 0.15 gained 1 / 2 / 3 questions, lower no more). min_evidence or above: off.")
+        description="For a question asked of each paper it names: the evidence a paper's part needs to be quoted "
+                    "once another part is answered, or when every part reaches it (the question presupposes each "
+                    "answers it; chosen on dev: 0.30 / 0.20 / 0.15 gained 1 / 2 / 3 questions with one part "
+                    "answered, lower no more; with none, 0.25 / 0.20 / 0.15 gained 1 / 2 / 4). min_evidence or "
+                    "above: off.")
     meaning_alone: float = Field(
         0.75, ge=0, le=1,
         description="Weight of meaning alone as evidence from a sentence sharing no word with a question that names no paper.")

@@ -1162,6 +1162,26 @@ def test_once_one_named_paper_answers_another_is_quoted_at_the_lower_each_bar():
     assert off.cited == [0]
 
 
+def test_when_every_named_paper_comes_near_each_is_quoted_at_the_each_bar():
+    # No part reaches min_evidence, but each paper's best sentence comes near (evidence ~0.18): the
+    # question presupposes both answer it, so both are quoted. A paper whose part is nowhere near
+    # (nothing of the question stated) keeps the question refused: the presupposition is not enough.
+    beta = _hit("Beta", "We introduce Beta, a trust-region method. "
+                "Beta shapes the reward so that the policy improves from a progress estimate.")
+    gamma = _hit("Gamma", "We introduce Gamma, a replay method. "
+                 "Gamma replays successful transitions so that the policy improves steadily.")
+    delta = _hit("Delta", "We introduce Delta, a tokenizer. Delta splits text into subwords.")
+    sim = lambda t, q: np.full(len(t), 0.84)  # noqa: E731
+    question = "What do {} and {} each add to help a policy learn?"
+    both = compose(question.format("Beta", "Gamma"), [beta, gamma], named={"Beta": ["beta"], "Gamma": ["gamma"]},
+                   similarity=sim)
+    assert not both.refused and both.cited == [0, 1], both.text
+    assert "shapes the reward" in both.text and "replays successful" in both.text
+    far = compose(question.format("Beta", "Delta"), [beta, delta], named={"Beta": ["beta"], "Delta": ["delta"]},
+                  similarity=sim)
+    assert far.refused, far.text
+
+
 _REBO = _hit("Rebo", "Video models ignore the arrow of time. We propose Rebo, a training strategy with a reverse "
              "reward. Experiments on our benchmark and on standard question answering suites show peak gains of over "
              "20% and 10% respectively. Rebo is trained on 64 GPUs.")

@@ -285,10 +285,11 @@ def _compose_one(
                                 **{**options, "thresholds": bar})
         parts = [part(names, t) for names in papers]
         answered = [r for r in parts if not r.refused]
-        if answered and t.each_evidence < t.min_evidence:
+        if t.each_evidence < t.min_evidence and (answered or all(p.coverage >= t.each_evidence for p in parts)):
             # The question presupposes that each paper it names answers it (the asker has read them):
-            # once one paper's part is answered, another's is quoted at a lower bar, its best sentences
-            # in the question's words (a part refused for lacking the number or name asked stays out).
+            # once one paper's part is answered, or when every paper's part comes near, a refused part
+            # is quoted at a lower bar, its best sentences in the question's words (a part refused for
+            # lacking the number or name asked stays out: its evidence is cut by no_number_factor).
             lower = t.model_copy(update={"min_evidence": t.each_evidence})
             answered += [r for r in (part(names, lower) for names, p in zip(papers, parts)
                                      if p.refused and p.coverage >= t.each_evidence) if not r.refused]
