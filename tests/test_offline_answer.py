@@ -1182,6 +1182,29 @@ def test_when_every_named_paper_comes_near_each_is_quoted_at_the_each_bar():
     assert far.refused, far.text
 
 
+def test_one_papers_part_of_an_each_question_is_answered_from_that_paper_alone():
+    # "Mu and the paper on <label words> ...: what does each consider?" names Mu by name and the other
+    # paper by its label's words. Mu's part keeps the other's label words in its text, yet it is Mu's
+    # part: it quotes Mu (before, it re-read the label words as naming the other paper and quoted it).
+    mu = _hit("Mu", "We study the problem of stabilizing an unknown partially observable linear time-invariant "
+              "system. We propose Mu, a technique based on Hankel matrices.")
+    val = Hit(doc_id="val", title="Value of stochastic predictions in online control",
+              text="We define prediction power. In the time-varying linear quadratic regulator setting, we derive "
+                   "a closed-form expression for the value of predictions.", score=0.03, chunk_id="val:0",
+              label="Value of stochastic predictions in online control", dense_score=0.85)
+    sim = lambda t, q: np.full(len(t), 0.84)  # noqa: E731
+    res = compose("Mu and the paper on the value of stochastic predictions in online control both work with "
+                  "linear systems. What linear setting does each consider?", [mu, val], named={"Mu": ["mu"]},
+                  similarity=sim)
+    assert not res.refused and set(res.cited) == {0, 1}, res.text
+    from rag.answering.offline import _compose_one  # Mu's part, as the each-question asks it
+
+    part = _compose_one("Mu and the paper on the value of stochastic predictions in online control both work with "
+                        "linear systems. What linear setting does each consider?", [mu, val], named={"Mu": ["mu"]},
+                        similarity=sim, one_of=True, by_paper=False, thresholds=OfflineSettings(min_evidence=0.1))
+    assert part.cited == [0], part.text
+
+
 _REBO = _hit("Rebo", "Video models ignore the arrow of time. We propose Rebo, a training strategy with a reverse "
              "reward. Experiments on our benchmark and on standard question answering suites show peak gains of over "
              "20% and 10% respectively. Rebo is trained on 64 GPUs.")

@@ -225,11 +225,13 @@ def _compose_one(
     described = not named and not crosslingual and t.label_share <= 1 and not _ASKS_WHICH_PAPER.search(question)
     named = named or (named_by_label(terms, hits, t.label_share, framing=_QUESTION_WORDS) if described else {})
     described = described and bool(named)
-    if named and not described and not crosslingual and t.label_share <= 1 \
+    if named and not described and not crosslingual and t.label_share <= 1 and not one_of \
             and (any(x in _COMPARISON_TERMS for x in terms) or _ASKS_OF_EACH.search(question)):
         # "Compare BraVE and the value-based framework for continuous control", "LTS-P and the paper on
         # the value of stochastic predictions ... What does each consider?": one paper by its name, the
         # other by its label's words; both are the papers compared, or asked about each.
+        # (Not in one paper's part of such a question: the part is that paper's alone, though the
+        # other's label words remain in its text.)
         named = {**named_by_label(terms, hits, t.label_share, framing=_QUESTION_WORDS), **named}
     wanted = {d for docs in named.values() for d in docs}
     many = bool((_ASKS_FOR_PAPERS if wanted else _ASKS_FOR_SEVERAL).search(question))
