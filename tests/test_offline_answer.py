@@ -1623,17 +1623,3 @@ def test_chinese_percent_asks_for_a_rate():
     from rag.answering.asked import states_rate, states_what_is_asked
 
     assert states_what_is_asked("Rebo 的训练开销降低了百分之多少？", {"Rebo": ["rebo"]}) is states_rate
-
-
-def test_a_plural_topic_word_does_not_ask_for_several_papers():
-    # "models" in "whether video models grasp physics" is the topic; "Which models ...?" asks for them.
-    # Only the question asking for several papers quotes the second, weaker one.
-    kappa = _hit("Kappa", "We test whether video models grasp physics with clips of impossible events.")
-    lam = _hit("Lambda", "We test whether video models grasp the arrow of time in clips.")
-    close = lambda sentences, q: np.array([0.95 if "impossible" in s else 0.88 for s in sentences])
-    one = compose("How can we tell whether video models grasp physics, using clips of impossible events?",
-                  [kappa, lam], similarity=close)
-    assert one.cited == [0], one.text
-    several = compose("Which video models grasp physics, using clips of impossible events?", [kappa, lam],
-                      similarity=close)
-    assert set(several.cited) == {0, 1}, several.text

@@ -69,14 +69,9 @@ _QUANTITY_WORDS = set(tokenize("size sizes number numbers count counts amount am
                                 "highest lowest largest smallest maximum minimum best worst average mean peak "
                                 "larger smaller bigger higher lower"))
 _ASKS_FOR_PAPER = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:paper|papers|work|method|model|framework|system|benchmark|approach)\b|\bpropos|\bintroduc", re.I)
-# Questions whose answer may span papers ("which papers ...", "compare ...", "which methods ...?"). A
-# word for papers asks for several wherever it stands; a word for what papers propose ("methods",
-# "models", "works") only when the question asks for them ("Which methods ...", "Are there works ...",
-# "two approaches"): elsewhere it is the topic ("How can we tell whether video models grasp physics?",
-# "How well does it work?"), and the question asks for one paper.
-_ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|articles|abstracts|both|compare[sd]?|comparison|versus|vs\.?)\b|哪些|比较"
-                               r"|\b(?:which|what|any|are there|is there|list|name|some|several|multiple|two|three|four|other)"
-                               r"\s+(?:[\w-]+\s+){0,3}?(?:works|methods|approaches|studies|models)\b", re.I)
+# Questions whose answer may span papers ("which papers ...", "compare ...").
+_ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|works|methods|approaches|studies|models|both|compare[sd]?|"
+                               r"comparison|versus|vs\.?)\b|哪些|比较", re.I)
 # "Which paper ...?": the asker does not know which paper it is.
 _ASKS_WHICH_PAPER = re.compile(r"\bwhich (?:paper|work|article|study)\b|哪篇", re.I)
 # Words of a question asking how papers it names compare ("Compare X and Y", "How do X and Y differ?",
