@@ -9,6 +9,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from rag.index.lexical import tokenize
+from rag.index.translate import glosses, is_chinese, technical_terms
+
+
 def _initials(words: list[str]) -> str:
     return "".join(w[0] for w in words).casefold()
 
@@ -22,9 +26,6 @@ def missing_field_terms(question: str, texts: list[str]) -> list[str]:
     terms are the multi-word English senses of the shipped ML glossary (`rag.index.translate`),
     written from knowledge of the field, not from any question set.
     """
-    from rag.index.lexical import tokenize
-    from rag.index.translate import glosses, is_chinese
-
     words = tokenize(question, compounds=False)
     if is_chinese(question):
         words += tokenize(" ".join(glosses(question)), compounds=False)
@@ -51,9 +52,6 @@ def _contains(words: list[str], seq: tuple[str, ...]) -> bool:
 @lru_cache(maxsize=1)
 def _field_terms() -> list[tuple[str, tuple[str, ...]]]:
     """(term, its stemmed words) for every multi-word English term of the ML glossary."""
-    from rag.index.lexical import tokenize
-    from rag.index.translate import technical_terms
-
     seen: dict[tuple[str, ...], str] = {}
     for senses in technical_terms().values():
         for term in senses:
@@ -61,4 +59,3 @@ def _field_terms() -> list[tuple[str, tuple[str, ...]]]:
             if len(seq) >= 2:
                 seen.setdefault(seq, term)
     return [(term, seq) for seq, term in sorted(seen.items())]
-

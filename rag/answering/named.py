@@ -7,6 +7,7 @@ word the refusal when a named paper does not state what is asked.
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 
 from rag.answering.asked import TERM_ACRONYM
 from rag.index.lexical import tokenize
@@ -16,7 +17,8 @@ from rag.types import Hit
 LABEL_WORDS = 3
 
 
-def named_by_label(terms: list[str], hits: list[Hit], share: float, *, framing: set[str] = frozenset()) -> dict[str, list[str]]:
+def named_by_label(terms: list[str], hits: list[Hit], share: float, *,
+                   framing: AbstractSet[str]) -> dict[str, list[str]]:
     """The retrieved papers whose label (or title) the question uses, as {label: [doc id]}, or {}.
 
     A label of at least three content words names its paper when the question uses at least
@@ -24,7 +26,7 @@ def named_by_label(terms: list[str], hits: list[Hit], share: float, *, framing: 
     actor-critic" uses five of the seven of "Global convergence of the single-timescale actor-critic
     algorithm"). Every such paper is named: among thousands, another paper's title may use the same
     words ("Single-Timescale Actor-Critic Provably Finds Globally Optimal Policy"), and the question
-    does not say which of them it means.
+    does not say which of them it means. `framing`: the question words a label's words are counted without.
     """
     asked = set(terms)
     out: dict[str, list[str]] = {}
