@@ -935,6 +935,22 @@ def test_what_are_the_datasets_asks_for_names_but_what_are_the_models_good_at_do
     assert not asks_for_name("What are the main contributions of Rebo?")
 
 
+def test_what_kind_word_asks_for_names_as_which_kind_word_does():
+    """"What clip generators were used?" asks which ones, by name; "what kind of model", "what is the
+    model trained on" do not."""
+    from rag.answering.asked import asks_for_name, names_asked_kind
+
+    names = asks_for_name("What clip generators were used to make the footage in Rebo?", {"Rebo": ["r"]})
+    assert names is not None
+    assert names("Rebo holds scenes generated using tools such as Veo2, Sora, and Kling.")
+    assert not names("Rebo holds scenes generated with state-of-the-art tools.")
+    kind = names_asked_kind("What video generators were used in Rebo?", {"Rebo": ["r"]})
+    assert kind is not None and kind("Its clips come from tools such as Veo2 and Sora.")
+    for question in ["What kind of model does Rebo use?", "What is the model trained on?",
+                     "What does Rebo's model predict?", "What types of datasets exist?"]:
+        assert asks_for_name(question) is None, question
+
+
 def test_which_x_or_y_asks_for_names_as_which_x_does():
     from rag.answering.asked import asks_for_name
 

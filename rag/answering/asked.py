@@ -41,7 +41,11 @@ _NAMED_THING_EN = (r"(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|
 _PLAIN_WORDS = re.compile(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 # The words framing a request for names ("which", "name the", "what are its"), not the kind asked for.
 _ASK_FRAME = frozenset("which what are were the its their name names list all please by of".split())
-_ASKS_FOR_NAMED_THING = re.compile(r"\bwhich (?!(?:papers?|works?|studies|study|articles?)\b)"
+# "What clip generators were used?" asks which ones as "Which generators ...?" does; not "what kind of
+# model" (a description), nor "what is / does / the ..." (the noun after is no longer the thing asked for).
+_WHAT_AS_WHICH = (r"what(?!\s+(?:kinds?|types?|sorts?|class|classes|forms?|famil(?:y|ies)|is|are|was|were|does|do|"
+                  r"did|has|have|had|can|could|would|will|should|the|a|an|its|their|this|that|these|those)\b)")
+_ASKS_FOR_NAMED_THING = re.compile(rf"\b(?:which|{_WHAT_AS_WHICH}) (?!(?:papers?|works?|studies|study|articles?)\b)"
                                    rf"(?:[\w-]+ ){{0,2}}{_NAMED_THING_EN}"
                                    # the thing asked for ends its noun phrase: "which robot tasks" asks for tasks;
                                    # so does a verb in the past tense after it ("which generators produced the clips?")
