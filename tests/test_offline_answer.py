@@ -951,6 +951,28 @@ def test_what_kind_word_asks_for_names_as_which_kind_word_does():
         assert asks_for_name(question) is None, question
 
 
+def test_how_many_of_a_kind_and_what_are_they_is_answered_by_the_sentence_naming_them():
+    """A count question that also asks for the things is answered by the sentence listing them beside
+    the kind, however many words name what is counted; a sentence naming none stays no answer."""
+    question = "How many different video generation tools does Rebo list as the sources of its clips, and what are they?"
+    lists = _hit("Rebo", "We introduce Rebo, a dataset of scenes generated using tools such as Veo2, Sora, and Kling. "
+                         "Rebo questions span four categories.")
+    res = compose(question, [lists], named={"Rebo": ["rebo"]}, similarity=lambda t, q: np.full(len(t), 0.85))
+    assert not res.refused and "Veo2" in res.text
+    vague = _hit("Rebo", "We introduce Rebo, a dataset of scenes generated using state-of-the-art tools. "
+                         "Rebo questions span several categories.")
+    assert compose(question, [vague], named={"Rebo": ["rebo"]}, similarity=lambda t, q: np.full(len(t), 0.85)).refused
+
+
+def test_which_machine_asks_for_the_robot_by_name():
+    from rag.answering.asked import names_asked_kind
+
+    kind = names_asked_kind("Which real humanoid machine was Rebo put on?", {"Rebo": ["rebo"]})
+    assert kind is not None
+    assert kind("Rebo is successfully deployed on the Unitree G1 robot.")
+    assert not kind("Rebo is successfully deployed on a real robot.")
+
+
 def test_which_x_or_y_asks_for_names_as_which_x_does():
     from rag.answering.asked import asks_for_name
 

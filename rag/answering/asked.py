@@ -35,7 +35,7 @@ _NAMED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨�
 # "哪两类数据" asks which kinds (类) of data, answered by a description, as "what class of X" is.
 _ZH_KINDS = "[一两几三四五]?类"
 # ("Which papers build datasets ...?" asks for papers, not for a dataset's name.)
-_NAMED_THING_EN = (r"(?:models?|datasets?|benchmarks?|robots?|simulators?|gpus?|hardware|llms?|vlms?|mllms?|"
+_NAMED_THING_EN = (r"(?:models?|datasets?|benchmarks?|robots?|humanoids?|machines?|simulators?|gpus?|hardware|llms?|vlms?|mllms?|"
                    r"backbones?|generators?|environments?|platforms?|suites?|testbeds?|tools?|software)")
 # Capitalised plain words ("Baoding", "Conditional Sequence Modeling"): a name only in context.
 _PLAIN_WORDS = re.compile(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
@@ -305,12 +305,13 @@ def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> C
     sentences, where the rule would favour any sentence with a name in it)."""
     if asks_quantity(question):
         terms = counted_terms(question)
+        count = states_count_of(terms, counted_head(question)) if terms else states_number
+        if _ALSO_NAMES_THEM.search(question):
+            # "How many benchmarks does X use, and which are they?": a sentence listing them ("AMC23,
+            # AIME24, and AIME25") answers both, though it writes no number (also when what is counted
+            # takes more words than a count's head: "how many different video generation tools").
+            return lambda text: count(text) or _lists_items(text)
         if terms:
-            count = states_count_of(terms, counted_head(question))
-            if _ALSO_NAMES_THEM.search(question):
-                # "How many benchmarks does X use, and which are they?": a sentence listing them ("AMC23,
-                # AIME24, and AIME25") answers both, though it writes no number.
-                return lambda text: count(text) or _lists_items(text)
             return count
         if _ASKS_RATE.search(question):
             return states_rate
@@ -421,9 +422,12 @@ def _names_new_thing(question: str, named: dict[str, list[str]] | None, asked: s
 _KIND_FAMILIES = (
     frozenset("benchmark suite testbed environment simulator".split()),  # what a method is evaluated in
     frozenset("model backbone generator llm vlm mllm tool software".split()),  # the models or tools it uses or beats
-    frozenset("robot humanoid hand arm platform hardware".split()),  # the machine it runs on
+    frozenset("robot humanoid machine hand arm platform hardware".split()),  # the machine it runs on
     frozenset("gpu accelerator".split()),  # what it is computed on
 )
+
+
+_COUNTS_NAMED_THING = re.compile(rf"\bhow many (?:[\w-]+ ){{0,4}}?{_NAMED_THING_EN}\b", re.I)
 
 
 def names_asked_kind(question: str, named: dict[str, list[str]] | None) -> Callable[[str], bool] | None:
@@ -434,9 +438,12 @@ def names_asked_kind(question: str, named: dict[str, list[str]] | None) -> Calla
     Janus-Pro"): "model" is in most ML sentences, and "a generalizable reward model ... (RLHF)" names
     no model."""
     asked = _ASKS_FOR_NAMED_THING.search(question)
-    names_something = asks_for_name(question, named)
-    if not asked or names_something is None:
+    if asked is None and asks_quantity(question) and _ALSO_NAMES_THEM.search(question):
+        # "How many video generation tools does X list, and what are they?" asks for them by name too
+        asked = _COUNTS_NAMED_THING.search(question)
+    if asked is None:
         return None
+    names_something = _names_new_thing(question, named, asked.group())
     words = {w.casefold().removesuffix("s") for w in re.findall(r"[A-Za-z]+", asked.group())}
     family = frozenset().union(*(f for f in _KIND_FAMILIES if f & words))
     if not family:
