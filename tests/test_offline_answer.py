@@ -973,6 +973,18 @@ def test_which_machine_asks_for_the_robot_by_name():
     assert not kind("Rebo is successfully deployed on a real robot.")
 
 
+def test_a_model_beaten_is_named_after_the_verb_but_only_answers_which_model_is_beaten():
+    from rag.answering.asked import names_asked_kind
+
+    beats = "RFT-trained Rebo outperforms all other baselines, even surpassing Gemini-2.5-Pro by 12.4% in accuracy."
+    outdone = names_asked_kind("Rebo says it outdoes a well-known model. Which outside model does it name?",
+                               {"Rebo": ["rebo"]})
+    assert outdone is not None and outdone(beats)
+    assert not outdone("Rebo outperforms all other baselines by a large margin.")
+    base = names_asked_kind("Which pretrained VLM is Rebo built on?", {"Rebo": ["rebo"]})
+    assert base is not None and not base(beats)  # a model beaten is not the one built on
+
+
 def test_which_x_or_y_asks_for_names_as_which_x_does():
     from rag.answering.asked import asks_for_name
 

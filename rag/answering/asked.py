@@ -421,7 +421,7 @@ def _names_new_thing(question: str, named: dict[str, list[str]] | None, asked: s
 # baseline model, Janus-Pro"), since abstracts and askers use different words for the same role.
 _KIND_FAMILIES = (
     frozenset("benchmark suite testbed environment simulator".split()),  # what a method is evaluated in
-    frozenset("model backbone generator llm vlm mllm tool software".split()),  # the models or tools it uses or beats
+    frozenset("model backbone generator llm vlm mllm lrm tool software".split()),  # the models or tools it uses or beats
     frozenset("robot humanoid machine hand arm platform hardware".split()),  # the machine it runs on
     frozenset("gpu accelerator".split()),  # what it is computed on
 )
@@ -459,10 +459,21 @@ def names_asked_kind(question: str, named: dict[str, list[str]] | None) -> Calla
     # Language Models").
     plain = re.compile(r"(?<![\w-])[A-Z][a-z]+(?![\w-])")
 
+    # A model a paper beats is named right after the verb, with no kind word ("even surpassing
+    # Gemini-2.5-Pro", "outperforms GPT-4o"): for a question about the models beaten ("which model
+    # does X outdo?"), a name there is one (not for "which VLM is X built on?": a model beaten is no base).
+    beaten = "model" in family and (_BEATEN.search(question) or _BETTER_THAN.search(question))
+    patterns = (before, after, _BEATEN) if beaten else (before, after)
+
     def named_beside_kind(text: str) -> bool:
         return any(names_something(plain.sub(lambda w: w.group().lower(), m.group()))
-                   for pattern in (before, after) for m in pattern.finditer(text))
+                   for pattern in patterns for m in pattern.finditer(text))
     return named_beside_kind
+
+
+_BEATEN = re.compile(r"\b(?:surpass|outperform|outdo|outdoe|beat|exceed|rival)(?:s|es|ed|ing)?\s+(?:the\s+)?"
+                     r"(?:[^\s.;]+\s*){1,3}", re.I)
+_BETTER_THAN = re.compile(r"\b(?:better than|ahead of|compared? (?:with|to|against)|baselines?)\b", re.I)
 
 
 def _spelled_out(text: str, names: set[str]) -> set[str]:
