@@ -431,8 +431,9 @@ _COUNTS_NAMED_THING = re.compile(rf"\bhow many (?:[\w-]+ ){{0,4}}?{_NAMED_THING_
 
 
 def names_asked_kind(question: str, named: dict[str, list[str]] | None) -> Callable[[str], bool] | None:
-    """For "which <kind> ...?" about a named paper, a check that a sentence names a new thing as one of
-    the asked kind's family (`_KIND_FAMILIES`); None for other questions or kinds in no family.
+    """For "which / what <kind> ...?" (or "how many <kind> ..., and what are they?") about a named paper,
+    a check that a sentence names a new thing as one of the asked kind's family (`_KIND_FAMILIES`);
+    None for other questions or kinds in no family.
 
     The name must stand beside the kind word ("the AndroidWorld benchmark", "the baseline model,
     Janus-Pro"): "model" is in most ML sentences, and "a generalizable reward model ... (RLHF)" names
@@ -471,6 +472,7 @@ def names_asked_kind(question: str, named: dict[str, list[str]] | None) -> Calla
     return named_beside_kind
 
 
+# (the verbs of beating with their endings; "outdoe" + "s" is "outdoes")
 _BEATEN = re.compile(r"\b(?:surpass|outperform|outdo|outdoe|beat|exceed|rival)(?:s|es|ed|ing)?\s+(?:the\s+)?"
                      r"(?:[^\s.;]+\s*){1,3}", re.I)
 _BETTER_THAN = re.compile(r"\b(?:better than|ahead of|compared? (?:with|to|against)|baselines?)\b", re.I)
