@@ -358,12 +358,31 @@ def test_a_reworded_question_is_answered_from_the_first_abstract_when_it_is_clos
 
 
 def test_abstract_closeness_below_the_threshold_or_on_a_lower_hit_is_no_evidence():
-    assert compose(REWORDED, HITS, closeness=[0.30, 0.2, 0.1]).refused
+    assert compose(REWORDED, HITS, closeness=[0.30, 0.27, 0.1]).refused  # close, but not standing out either
     # A lower-ranked abstract closer than the first: the retrievers disagree, so no answer.
     assert compose(REWORDED, HITS, closeness=[0.2, 0.7, 0.1]).refused
     assert compose(REWORDED, HITS, closeness=[None, 0.7, 0.1]).refused
     off = rag.Settings().offline.model_copy(update={"abstract_closeness": None})
     assert compose(REWORDED, HITS, closeness=[0.9, 0.2, 0.1], thresholds=off).refused
+
+
+def test_a_reworded_question_is_answered_from_a_first_abstract_standing_out_from_the_others():
+    # 0.32 is under abstract_closeness, but 0.17 closer than any other retrieved abstract.
+    res = compose(REWORDED, HITS, closeness=[0.32, 0.15, 0.1])
+    assert not res.refused and res.cited == [0]
+    assert compose(REWORDED, HITS, closeness=[0.32, 0.28, 0.1]).refused  # margin 0.04
+    assert compose(REWORDED, HITS, closeness=[0.20, 0.05, 0.0]).refused  # under margin_closeness
+    off = rag.Settings().offline.model_copy(update={"abstract_margin": None})
+    assert compose(REWORDED, HITS, closeness=[0.32, 0.15, 0.1], thresholds=off).refused
+
+
+def test_standing_out_does_not_answer_a_question_asking_for_a_number_or_which_paper():
+    # Closeness to a whole abstract says what a paper is about, not that it states a number, nor
+    # that it is the paper a "which paper" question identifies.
+    for question in ("How much faster does a machine learn by trusting its successes?",
+                     "Which paper makes a machine learn faster by trusting its successes?"):
+        assert compose(question, HITS).refused
+        assert compose(question, HITS, closeness=[0.32, 0.15, 0.1]).refused, question
 
 
 def test_abstract_closeness_does_not_answer_for_a_named_paper_or_a_chinese_question():
@@ -1673,3 +1692,4 @@ def test_chinese_percent_asks_for_a_rate():
     from rag.answering.asked import states_rate, states_what_is_asked
 
     assert states_what_is_asked("Rebo 的训练开销降低了百分之多少？", {"Rebo": ["rebo"]}) is states_rate
+

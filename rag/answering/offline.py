@@ -386,7 +386,12 @@ def _compose_one(
     if missing:
         evidence *= t.missing_term_factor ** len(missing)
     if evidence < t.min_evidence and not wanted and not crosslingual:
-        near = _close_first_abstract(closeness, allowed, t)
+        # Standing out from the other abstracts vouches for what a paper is about, not for a number or a
+        # name it states, nor for its being the paper a "which paper ...?" question identifies (a wrong
+        # identification is a wrong-paper answer): such questions are left to their sentences.
+        by_margin = (required is None and named_thing is None and not _asks_quantity(question)
+                     and not _ASKS_FOR_PAPER.search(question))
+        near = _close_first_abstract(closeness, allowed, t, by_margin=by_margin)
         if near is not None:  # the question describes this paper: quote its best sentences
             chosen = _choose([c for c in pool if c.hit_index == near], q_terms=focus, weights=weights, many=many, t=t)
             evidence = t.min_evidence
@@ -425,7 +430,7 @@ def _together_answered(results: list[OfflineResult], hits: list[Hit],
 
 
 def _close_first_abstract(closeness: Sequence[float | None] | None, allowed: list[int],
-                          t: OfflineSettings) -> int | None:
+                          t: OfflineSettings, *, by_margin: bool = False) -> int | None:
     """The best-ranked hit when its whole abstract is close enough in meaning to be evidence alone.
 
     A reworded question describes what a paper is about, often in words no single sentence
@@ -433,11 +438,25 @@ def _close_first_abstract(closeness: Sequence[float | None] | None, allowed: lis
     the corpus holds such a paper (an off-corpus question is close to no abstract as a whole).
     Only the first hit qualifies: a lower-ranked abstract that sounds closer than the first is a
     disagreement between the retrievers, not evidence (measured on dev: eval/README.md).
+
+    With `by_margin`, a first abstract less close than `abstract_closeness` qualifies too when it
+    stands out from every other retrieved abstract by `abstract_margin` (and reaches
+    `margin_closeness`): a question describing one paper in other words is much closer to it than
+    to any other, while an off-corpus question is about as far from several.
     """
     if not closeness or t.abstract_closeness is None or not allowed or allowed[0] >= len(closeness):
         return None
     first = allowed[0]
-    return first if closeness[first] is not None and closeness[first] >= t.abstract_closeness else None
+    own = closeness[first]
+    if own is None:
+        return None
+    if own >= t.abstract_closeness:
+        return first
+    others = [c for i, c in enumerate(closeness) if i != first and c is not None]
+    if (by_margin and t.abstract_margin is not None and others and own >= t.margin_closeness
+            and own - max(others) >= t.abstract_margin):
+        return first
+    return None
 
 
 def _each_naming_paper(pool: list[Candidate], named: dict[str, list[str]], t: OfflineSettings) -> None:
