@@ -1693,3 +1693,17 @@ def test_chinese_percent_asks_for_a_rate():
 
     assert states_what_is_asked("Rebo 的训练开销降低了百分之多少？", {"Rebo": ["rebo"]}) is states_rate
 
+
+def test_a_question_asking_who_proposed_a_named_paper_is_refused_unless_a_sentence_names_authors():
+    # An abstract describes the work, not who did it: quoting it would answer "who" with "what".
+    for question in ("Who proposed Alpha?", "谁提出了 Alpha？"):
+        res = compose(question, HITS, named={"Alpha": ["alpha"]})
+        assert res.refused, (question, res.text)
+    assert "The Alpha abstract does not state its authors." in compose("Who proposed Alpha?", HITS,
+                                                                       named={"Alpha": ["alpha"]}).text
+    credited = _hit("Delta", "Delta was proposed by Lee et al. in 2024. Delta compresses graphs.")
+    assert not compose("Who proposed Delta?", [credited], named={"Delta": ["delta"]}).refused
+    # "Who" asking for a role the abstract describes is no question about authors.
+    labelled = _hit("Eps", "We release Eps, a video dataset. Its question-answer pairs were annotated by human experts.")
+    res = compose("Who annotated the question-answer pairs of Eps?", [labelled], named={"Eps": ["eps"]})
+    assert not res.refused and "human experts" in res.text

@@ -298,6 +298,20 @@ def numbers_in(text: str) -> set[float]:
     return {float(m.group()) for m in _BARE_NUMBER.finditer(text)}
 
 
+# "Who proposed X?", "Who wrote the X paper?", "谁提出了 X?": asks for the people behind a paper. (Not
+# "Who labelled the pairs?" nor "Who learns ...?" naming no paper: a description or a paper answers.)
+_ASKS_AUTHORS = re.compile(r"\bwho\s+(?:\w+\s+)?(?:proposed|proposes|introduced|introduces|wrote|writes|authored|"
+                           r"developed|develops|created|invented|designed|published)\b|谁\S{0,3}(?:提出|发明|开发|设计|写|发表)"
+                           r"|(?:提出|发明|开发|写|发表)\S{0,4}的?(?:人|团队)是谁", re.I)
+# A sentence naming its authors: abstracts almost never do ("Smith et al. propose", "the authors of").
+_NAMES_AUTHORS = re.compile(r"\bet al\b|\b(?:authors?|researchers|team) (?:from|at|of)\b", re.I)
+
+
+def asks_authors(question: str) -> bool:
+    """True when a question asks who proposed, wrote or developed something."""
+    return bool(_ASKS_AUTHORS.search(question))
+
+
 def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> Callable[[str], bool] | None:
     """What a sentence must state to answer the question, when its form says: a number for "how many",
     and, for "which model / dataset / benchmark ..." about a paper the question names, a name the
@@ -318,6 +332,9 @@ def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> C
         return states_amount if _ASKS_SIZE.search(question) else states_number
     if not named:
         return None
+    if asks_authors(question):
+        # An abstract describes the work, not who did it: a sentence about the paper is no answer.
+        return lambda text: bool(_NAMES_AUTHORS.search(text))
     return asks_for_name(question, named) or names_an_instance(question, named) or states_attribute(question, named)
 
 
@@ -631,6 +648,8 @@ def _attribute_terms_zh(question: str) -> set[str]:
 def asked_detail(question: str, named: dict[str, list[str]] | None = None) -> str:
     """What an English question asks for, as a refusal can name it: "the kernel function" for "What
     kernel function does X use?", "the number of GPU hours" for "How many GPU hours ...?"; else "it"."""
+    if asks_authors(question):
+        return "its authors"
     phrase = _attribute_phrase(question, named)
     if phrase:
         first, _, rest = phrase.partition(" ")

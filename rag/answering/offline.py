@@ -12,7 +12,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, asks_for_name, own_terms,
+from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, asks_authors, asks_for_name,
+                                 own_terms,
                                  asks_quantity as _asks_quantity, counted, names_asked_kind,
                                  numbers_in,
                                  question_parts,
@@ -330,7 +331,7 @@ def _compose_one(
         # (ranked among the named papers' hits: where other papers' hits rank says nothing of it)
         # A question asking for a number ("Rebo: how many?") is answered only by the sentences stating one.
         first = min(c.hit_index for c in pool)
-        counting = _asks_quantity(question) and required is not None
+        counting = required is not None and (_asks_quantity(question) or asks_authors(question))
         for c in pool:
             if not counting or required(c.text):
                 c.score = max(c.score, t.min_evidence + c.meaning * t.rule_tiebreak - t.rank_penalty * (c.hit_index - first))
