@@ -1701,6 +1701,9 @@ def test_a_question_asking_who_proposed_a_named_paper_is_refused_unless_a_senten
         assert res.refused, (question, res.text)
     assert "The Alpha abstract does not state its authors." in compose("Who proposed Alpha?", HITS,
                                                                        named={"Alpha": ["alpha"]}).text
+    recorded = Hit(**{**HITS[0].to_dict(), "authors": "Ada Lovelace, Alan Turing"})
+    res = compose("Who proposed Alpha?", [recorded], named={"Alpha": ["alpha"]})
+    assert res.refused and res.text.endswith("its authors. Its record lists the authors: Ada Lovelace, Alan Turing.")
     credited = _hit("Delta", "Delta was proposed by Lee et al. in 2024. Delta compresses graphs.")
     assert not compose("Who proposed Delta?", [credited], named={"Delta": ["delta"]}).refused
     # "Who" asking for a role the abstract describes is no question about authors.

@@ -128,3 +128,14 @@ def not_stated(hits: list[Hit], wanted: set[str], named: dict[str, list[str]], w
         if len({h.doc_id for h in group}) == 1:
             return f"The {group[0].label or group[0].title} abstract does not state {what}."
     return f"No abstract that mentions {', '.join(named)} states {what}."
+
+
+def recorded_authors(hits: list[Hit], wanted: set[str]) -> str:
+    """For a refused question about who wrote a paper: the authors its record lists (metadata, not
+    the abstract), as one sentence to append to the refusal; "" when the record has none or it is
+    not certain which paper is meant."""
+    docs = {h.doc_id: h for h in hits if h.doc_id in wanted}
+    if len(docs) != 1:
+        return ""
+    authors = next(iter(docs.values())).authors
+    return f" Its record lists the authors: {authors}." if authors else ""

@@ -20,7 +20,7 @@ from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, as
                                  states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order, matches
 from rag.answering.field_terms import missing_field_terms
-from rag.answering.named import (labelling, named_by_label, not_stated, paper_names, papers_named,
+from rag.answering.named import (labelling, named_by_label, not_stated, paper_names, papers_named, recorded_authors,
                                  without_examples, without_field_acronyms)
 from rag.answering.quoting import (INTRO, cited, denial, denies, passages_shown, render, with_denial,
                                    with_each_paper, with_followers, with_next_best, with_proposal)
@@ -401,7 +401,8 @@ def _compose_one(
             # "Compare BraVE and FooNet": the paper compared with is what the corpus lacks
             return _refuse(f"No indexed abstract mentions {', '.join(unknown_names)}.", evidence)
         if wanted:
-            return _refuse(not_stated(hits, wanted, named, "it" if crosslingual else asked_detail(question, named)), evidence)
+            reason = not_stated(hits, wanted, named, "it" if crosslingual else asked_detail(question, named))
+            return _refuse(reason + (recorded_authors(hits, wanted) if asks_authors(question) else ""), evidence)
         return _refuse("", evidence)
     # A Chinese question's words reach English sentences through their dictionary glosses.
     denied = focus if not crosslingual else [x for x in content_terms(english_query(question)) if x not in name_terms]
