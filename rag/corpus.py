@@ -104,11 +104,31 @@ def split_header(paragraph: str) -> tuple[dict[str, str], str]:
     return meta, body
 
 
+# A file's title naming a venue and a year: "NeurIPS 2025 Papers", "ICLR 2024 accepted abstracts",
+# "NeurIPS 2025 论文列表". The venue is a conference's acronym (two or more capitals), so a title such as
+# "Reading list 2024" names none.
+_FILE_VENUE = re.compile(r"^\s*(?P<venue>(?=[\w&-]*[A-Z][\w&-]*[A-Z])[A-Za-z][\w&-]*)\s*'?\s*(?P<year>(?:19|20)\d{2})(?!\d)")
+
+
+def file_venue(header: str) -> dict[str, str]:
+    """The venue and year a file's title line names ({} when it names none)."""
+    m = _FILE_VENUE.match(header)
+    return {"venue": m.group("venue"), "year": m.group("year")} if m else {}
+
+
 def parse_txt(text: str, source: str) -> Iterator[Record]:
-    """Yield one record per blank-line-separated paragraph that is not a header."""
-    for m in re.finditer(r"(?:[^\n]|\n(?![ \t\r]*\n))+", text):
+    """Yield one record per blank-line-separated paragraph that is not a header.
+
+    A title paragraph opening the file that names a venue and a year ("NeurIPS 2025 Papers") gives
+    them to every abstract of the file that does not state its own.
+    """
+    shared: dict[str, str] = {}
+    for n, m in enumerate(re.finditer(r"(?:[^\n]|\n(?![ \t\r]*\n))+", text)):
         meta, body = split_header(m.group(0).strip())
+        if n == 0 and not meta and is_header(body):
+            shared = file_venue(body)
         if body and not is_header(body):
+            meta = {**shared, **meta}
             meta = {k: v for k, v in ((k, normalize_field(k, v)) for k, v in meta.items()) if v}
             yield Record(text=body, source=source, line=_line_of(text, m.start()), meta=meta)
 

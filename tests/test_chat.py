@@ -38,7 +38,7 @@ def test_question_follow_up_and_sources(seed_settings, seed_index):
     assert [t.standalone for t in chat.history] == ["What does RoboRefer do?", "What dataset did RoboRefer use?"]
     assert chat.history[0].subject == "RoboRefer"
     assert "RefSpatial" in chat.last.text and "[1]" in chat.last.text
-    assert "[1] RoboRefer  similarity 0." in text  # numbered sources after the answer
+    assert "[1] RoboRefer  NeurIPS 2025 · similarity 0." in text  # numbered sources after the answer
     # /sources prints the whole cited abstract, rebuilt from the store
     abstract = next(p for p in seed_paragraphs() if "we propose RoboRefer" in p)
     assert " ".join(abstract.split()[-12:]) in " ".join(text.split())

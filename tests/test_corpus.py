@@ -132,6 +132,16 @@ def test_txt_paragraph_may_open_with_a_title_and_metadata(tmp_path, head, meta):
     assert doc.label == meta["title"]
 
 
+def test_a_file_title_naming_a_venue_and_year_dates_its_abstracts(tmp_path):
+    (tmp_path / "a.txt").write_text("ICLR 2024 accepted papers\n\n" + BODY + "\n\n# Own\nVenue: CoRL\nYear: 2023\n"
+                                    + ABSTRACT + "\n", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("Reading list 2024\n\n" + BODY.replace("120", "90") + "\n", encoding="utf-8")
+    docs = [(d.venue, d.year) for d in read_corpus([tmp_path]).documents]
+    assert sorted(docs, key=str) == sorted([("ICLR", "2024"), ("CoRL", "2023"), (None, None)], key=str)
+    # The seed files' titles ("NeurIPS 2025 Papers", "NeurIPS 2025 论文列表") date the 35 seed abstracts.
+    assert {(d.venue, d.year) for d in read_corpus([SEED_DATA]).documents} == {("NeurIPS", "2025")}
+
+
 def test_metadata_lines_only_count_after_a_title(tmp_path):
     para = "Year: 2025 was a good one for robots. " + BODY
     (tmp_path / "a.txt").write_text(para + "\n\n# Only a heading\n", encoding="utf-8")

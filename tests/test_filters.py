@@ -10,7 +10,7 @@ from rag.config import Settings
 from rag.errors import UsageError
 from rag.index import Index
 from rag.index.catalog import Catalog, load
-from rag.index.filters import Where
+from rag.index.filters import Where, scope_in_question
 from rag.index.records import StoredDocument
 from rag.index.sync import plan_sync
 from rag.types import Document
@@ -278,3 +278,39 @@ def test_bm25_masks_chunks_outside_the_filter(tmp_path):
     assert [cid for cid, _ in index.search("graph", 1)] == ["b:0"]
     assert [cid for cid, _ in index.search("graph", 1, only=frozenset({"a:0", "c:0"}))] == ["a:0"]
     assert index.search("graph", 5, only=frozenset({"c:0"})) == []  # no admitted chunk has the word
+
+
+# -- a venue named in the question ---------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "question, rest, where",
+    [
+        ("Which NeurIPS 2025 paper proposes a tactile benchmark?", "Which paper proposes a tactile benchmark?",
+         Where(2025, "NeurIPS")),
+        ("Which paper at NeurIPS uses decision trees?", "Which paper uses decision trees?", Where(venue="NeurIPS")),
+        ("Which ICML'24 papers study pruning?", "Which papers study pruning?", Where(2024, "ICML")),
+        ("NeurIPS 2025 中哪篇论文提出了触觉基准？", "中哪篇论文提出了触觉基准？", Where(2025, "NeurIPS")),
+        # A venue the corpus does not have, or a word written as a plain word, scopes nothing.
+        ("Which ICLR 2024 paper uses LoRA?", "Which ICLR 2024 paper uses LoRA?", None),
+        ("What is neurips about?", "What is neurips about?", None),
+    ],
+)
+def test_a_venue_of_the_corpus_named_in_a_question_is_a_scope(question, rest, where):
+    assert scope_in_question(question, {"neurips", "icml"}) == (rest, where)
+
+
+def test_retrieval_is_scoped_to_the_venue_a_question_names(index):
+    got = index.retrieve("Which NeurIPS 2025 paper computes decision tree policies?", k=5)
+    assert got.scope == Where(2025, "NeurIPS") and got.query == "Which paper computes decision tree policies?"
+    assert _labels(got.hits) == {"SPOT", "DISCO"}  # the NeurIPS papers of 2025, whatever they are about
+    assert _labels(index.retrieve("Which ICML paper computes decision tree policies?", k=5).hits) == {"BraVE", "VDT"}
+    # An explicit filter wins over the question's words.
+    assert _labels(index.retrieve("Which NeurIPS paper computes decision tree policies?", k=5,
+                                  where={"venue": "ICLR"}).hits) == {"RoTO"}
+
+
+def test_an_answer_scoped_by_the_question_says_so_and_a_year_without_papers_is_refused(meta_index):
+    ans = rag.answer("Which NeurIPS 2025 paper computes decision tree policies?", settings=meta_index, mode="offline")
+    assert ans.citations and ans.citations[0].label == "SPOT"
+    assert ans.warnings == ["searched only the papers of year=2025 venue=NeurIPS, as the question names it"]
+    none = rag.answer("Which NeurIPS 2019 paper computes decision tree policies?", settings=meta_index, mode="offline")
+    assert none.refused and none.text.endswith("No indexed abstract matches year=2019 venue=NeurIPS.")

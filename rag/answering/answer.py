@@ -4,7 +4,8 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from rag.answering.offline import compose
+from rag.answering.offline import OfflineResult, compose
+from rag.answering.refusal import REFUSAL
 from rag.config import Settings
 from rag.index import Index
 from rag.index.filters import WhereLike
@@ -61,32 +62,41 @@ def answer_from(
     retrieval = index.retrieve(question, k=k, where=where)
     hits = retrieval.hits
     t_retrieved = time.perf_counter()
+    # A question naming a venue of the corpus was searched among its papers, as the rest of its words.
+    scoped = [f"searched only the papers of {retrieval.scope.describe()}, as the question names it"] \
+        if retrieval.scope is not None else []
+    asked = retrieval.query or question
 
     if chosen == "llm":
-        return _answer_llm(question, hits, settings, client=client, on_token=on_token,
-                           timings=dict(retrieval.timings_ms), started=started, embedder=index.embedder)
+        answer = _answer_llm(question, hits, settings, client=client, on_token=on_token,
+                             timings=dict(retrieval.timings_ms), started=started, embedder=index.embedder)
+        answer.warnings = scoped + list(answer.warnings)
+        return answer
     # A long abstract is several chunks: the answer may sit in one that was not retrieved.
     passages = {i: [(c.id, c.text) for c in index.document_chunks(h.doc_id)]
                 for i, h in enumerate(hits[: settings.offline.full_docs]) if h.n_chunks > 1}
     qvec = retrieval.query_vector
 
-    def similarity(sentences: list[str], asked: str):
-        vector = qvec if asked == question else index.embedder.embed_query(asked)
+    def similarity(sentences: list[str], text: str):
+        vector = qvec if text == asked else index.embedder.embed_query(text)
         return index.sentence_similarities(vector, sentences)
 
     qvec2 = retrieval.second_vector
 
-    def second_similarity(sentences: list[str], asked: str):
+    def second_similarity(sentences: list[str], text: str):
         from rag.index.ensemble import second_model
 
-        vector = qvec2 if asked == question else second_model().embed([asked])[0]
+        vector = qvec2 if text == asked else second_model().embed([text])[0]
         return index.second_similarities(vector, sentences)
 
-    result = compose(question, hits, similarity=similarity if qvec is not None else None, passages=passages,
-                     word_vectors=index.word_vectors if qvec2 is not None else None,
-                     named=retrieval.named, unknown_names=retrieval.unknown_names, thresholds=settings.offline,
-                     second_similarity=second_similarity if qvec2 is not None else None,
-                     closeness=_agreed_closeness(retrieval.second_scores, retrieval.paraphrase_scores) or None)
+    if retrieval.scope is not None and not hits:
+        result = OfflineResult(f"{REFUSAL} No indexed abstract matches {retrieval.scope.describe()}.", [], True, 0.0)
+    else:
+        result = compose(asked, hits, similarity=similarity if qvec is not None else None, passages=passages,
+                         word_vectors=index.word_vectors if qvec2 is not None else None,
+                         named=retrieval.named, unknown_names=retrieval.unknown_names, thresholds=settings.offline,
+                         second_similarity=second_similarity if qvec2 is not None else None,
+                         closeness=_agreed_closeness(retrieval.second_scores, retrieval.paraphrase_scores) or None)
     texts = {cid: text for chunks in passages.values() for cid, text in chunks}
     quoted = {i: (cid, text or texts[cid]) for i, (cid, text) in result.quoted_chunks.items() if text or cid in texts}
     done = time.perf_counter()
@@ -99,6 +109,7 @@ def answer_from(
         mode="offline",
         sources=hits,
         raw_text=result.text,
+        warnings=scoped,
         timings_ms={key: round(v, 2) for key, v in timings.items()},
         settings_hash=settings.hash(),
     )

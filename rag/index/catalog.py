@@ -42,6 +42,11 @@ class Catalog:
         self.venues.append(venue_key(c.venue))
         self.authors.append(fold(c.authors))
 
+    @property
+    def venue_keys(self) -> frozenset[str]:
+        """The venues the stored documents name (as `venue_key`s)."""
+        return frozenset(v for v in self.venues if v)
+
     def matching(self, where: Where) -> frozenset[str]:
         """Ids of the chunks the filter admits."""
         return frozenset(cid for cid, y, v, a in zip(self.ids, self.years, self.venues, self.authors)

@@ -147,6 +147,30 @@ class Where:
 
 WhereLike = Union[Where, Mapping[str, Any], str, Iterable[str], None]
 
+# "at NeurIPS", "from the ICLR 2024 proceedings": the words joining a venue to the question go with it.
+_VENUE_LEAD = r"(?:\b(?:at|from|in|of|to)\s+(?:the\s+)?)?"
+_VENUE_YEAR = r"(?:\s*(?P<year>(?:19|20)\d{2})(?!\d)|\s*'(?P<short>\d{2})(?!\d))?"
+
+
+def scope_in_question(question: str, venues: Iterable[str]) -> tuple[str, Where | None]:
+    """The venue (and year) a question names, as a filter, and the question without them.
+
+    "Which NeurIPS 2025 paper proposes X?" asks among the NeurIPS 2025 papers: the corpus's own
+    venues (`venues`: `venue_key`s of the indexed documents), written as a conference's acronym
+    (two or more capitals: "NeurIPS", "ICLR", not "science"), name a scope, not a paper or a topic
+    the abstracts would mention. Returns (question, None) when it names none.
+    """
+    for key in sorted({v for v in venues if v}, key=len, reverse=True):
+        words = r"\s+".join(re.escape(w) for w in key.split())
+        for m in re.finditer(rf"{_VENUE_LEAD}(?<![\w-])(?P<venue>{words})(?![\w-]){_VENUE_YEAR}", question, re.I):
+            if sum(c.isupper() for c in m.group("venue")) < 2:
+                continue
+            year = m.group("year") or (f"20{m.group('short')}" if m.group("short") else None)
+            rest = " ".join((question[:m.start()] + " " + question[m.end():]).split())
+            rest = re.sub(r"\s+([?？.,;:!])", r"\1", rest)
+            return rest or question, Where(venue=m.group("venue"), year=int(year) if year else None)
+    return question, None
+
 
 def _split_terms(text: str) -> list[str]:
     """`year=2025 author=Smith` or `year=2025, author=Smith` -> two terms (a value may hold spaces)."""

@@ -23,7 +23,7 @@ from rag.index.cache import EmbeddingCache
 from rag.index.embedders import Embedder, bulk_embedder, get_embedder
 from rag.index.ensemble import (ENSEMBLE_FILE, MPNET_FILE, PARAPHRASE_ENGINE, ChunkVectors, MPNetVectors,
                                 paraphrase_available, paraphrase_model, second_model)
-from rag.index.filters import Where, WhereLike
+from rag.index.filters import Where, WhereLike, scope_in_question
 from rag.index.lock import ingest_lock
 from rag.index.names import NAMES_FILE, NameIndex
 from rag.index.paths import IndexPaths, read_only_error
@@ -104,13 +104,23 @@ class Index:
         k = self.settings.resolve_k(k)
         flt = Where.parse(where)
         index = self.lexical()
+        scope = None
+        if flt is None:
+            # "Which NeurIPS 2025 paper ...?": a venue of the corpus named in the question scopes the search
+            # to its papers, and the search reads the rest of the question (see `scope_in_question`).
+            query, scope = scope_in_question(query, self.catalog().venue_keys)
+            flt = scope
         allowed = self.matching(flt) if flt is not None else None
         if allowed is not None and not allowed:
+            if scope is not None:  # a venue the corpus has, in a year it has none of: nothing to search
+                return Retrieval(hits=[], query=query, scope=scope)
             raise UsageError(f"no indexed abstract matches {flt.describe()}",
                              hint="`rag sources` lists the documents with their year, venue and authors")
-        return hybrid_search(query, k, settings=self.settings, store=self.store, lexical=index,
-                             embedder=self.embedder, names=self._names, sentences=self._sentences,
-                             second=self._second(), paraphrase=self._paraphrase(), where=flt, allowed=allowed)
+        found = hybrid_search(query, k, settings=self.settings, store=self.store, lexical=index,
+                              embedder=self.embedder, names=self._names, sentences=self._sentences,
+                              second=self._second(), paraphrase=self._paraphrase(), where=flt, allowed=allowed)
+        found.query, found.scope = query, scope
+        return found
 
     def _second(self):
         """(chunk vectors, engine) of the second model when its ranking is on and its vectors exist."""

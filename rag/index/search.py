@@ -51,6 +51,10 @@ class Retrieval:
     second_scores: list[float | None] = field(default_factory=list)
     # Per hit, the paraphrase model's cosine between the question and the hit's chunk (empty: not run).
     paraphrase_scores: list[float | None] = field(default_factory=list)
+    # The text searched ("" when the question itself) and the venue filter the question named, if any
+    # ("Which NeurIPS 2025 paper ...?" searches "Which paper ...?" among NeurIPS 2025 papers).
+    query: str = ""
+    scope: Where | None = None
 
 
 def check_query(query: str) -> str:
