@@ -15,7 +15,10 @@
 #   llama-server.pid, llama-server.log                written by `serve`
 #
 # Environment: RAG_LLM_CACHE, PYTHON (python3), RAG_LLM_JOBS (2), RAG_LLM_NICE (10),
-# RAG_LLM_THREADS (1), RAG_LLM_CTX (8192), RAG_LLM_ALIAS (qwen2.5-coder-1.5b-instruct).
+# RAG_LLM_THREADS (1), RAG_LLM_CTX (8192), RAG_LLM_ALIAS (qwen2.5-coder-1.5b-instruct),
+# RAG_LLM_CMAKE_FLAGS (extra llama.cpp cmake flags; on a CPU with AMX tiles the build defaults to
+# -DGGML_NATIVE=OFF with AVX2: a native build used AMX and crashed on start, general protection fault,
+# where the virtual machine does not grant the AMX state).
 set -euo pipefail
 
 CACHE="${RAG_LLM_CACHE:-$HOME/.cache/rag/llm}"
@@ -82,10 +85,15 @@ build_server() {
     fi
     # The UI and curl/openssl switches keep the build offline (the default build downloads
     # a prebuilt web UI) and free of extra system libraries.
-    log "configuring llama.cpp (build dir $dir/build)"
+    local flags="${RAG_LLM_CMAKE_FLAGS-}"
+    if [[ -z "$flags" ]] && grep -qw amx_tile /proc/cpuinfo 2>/dev/null; then
+        flags="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+    fi
+    log "configuring llama.cpp (build dir $dir/build${flags:+; $flags})"
+    # shellcheck disable=SC2086  # the extra flags are words
     nice -n "$NICE" cmake -S "$dir/llama.cpp" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release \
         -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF \
-        -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DBUILD_SHARED_LIBS=OFF >"$dir/cmake-configure.log" 2>&1 \
+        -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DBUILD_SHARED_LIBS=OFF $flags >"$dir/cmake-configure.log" 2>&1 \
         || { tail -30 "$dir/cmake-configure.log" >&2; die "cmake configure failed (log: $dir/cmake-configure.log)"; }
     log "building llama-server with -j$JOBS under nice $NICE (about 15 min on 2 cores; log: $dir/cmake-build.log)"
     nice -n "$NICE" cmake --build "$dir/build" --target llama-server -j "$JOBS" >"$dir/cmake-build.log" 2>&1 \
