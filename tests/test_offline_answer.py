@@ -376,6 +376,17 @@ def test_a_reworded_question_is_answered_from_a_first_abstract_standing_out_from
     assert compose(REWORDED, HITS, closeness=[0.32, 0.15, 0.1], thresholds=off).refused
 
 
+def test_a_question_describing_the_first_paper_is_answered_from_it_alone():
+    # Sharing words with a second abstract does not make it part of the answer when the question is much
+    # closer in meaning to the first one (it describes that paper); a question asking for papers keeps both.
+    question = "How is memory reduced on QM9 and how many sampling steps are needed?"
+    assert compose(question, HITS).cited == [0, 1]
+    assert compose(question, HITS, closeness=[0.5, 0.2, 0.1]).cited == [0]
+    assert compose(question, HITS, closeness=[0.5, 0.45, 0.1]).cited == [0, 1]  # not standing out
+    several = "Which papers reduce memory on QM9 or sample images in eight steps?"
+    assert set(compose(several, HITS, closeness=[0.5, 0.2, 0.1]).cited) == {0, 1}
+
+
 def test_standing_out_does_not_answer_a_question_asking_for_a_number_or_which_paper():
     # Closeness to a whole abstract says what a paper is about, not that it states a number, nor
     # that it is the paper a "which paper" question identifies.

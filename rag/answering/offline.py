@@ -238,6 +238,10 @@ def _compose_one(
     # A question naming a paper is answered from it alone; one asking for several papers may
     # name one as an example ("which papers study X, such as LTI systems?").
     allowed = [i for i, h in enumerate(hits) if not wanted or many or h.doc_id in wanted]
+    if not wanted and not many and not crosslingual and _stands_out(closeness, 0, t):
+        # A question naming no paper that is much closer in meaning to the first abstract than to any other
+        # describes that paper: it is answered from it alone, not also from papers that only share its words.
+        allowed = [0]
     pool = [c for c in candidates(hits, passages, pointers=bool(ASKS_WHERE.search(question)))
             if c.hit_index in allowed]
     join_compounds(pool, question)
@@ -452,13 +456,19 @@ def _close_first_abstract(closeness: Sequence[float | None] | None, allowed: lis
     own = closeness[first]
     if own is None:
         return None
-    if own >= t.abstract_closeness:
-        return first
-    others = [c for i, c in enumerate(closeness) if i != first and c is not None]
-    if (by_margin and t.abstract_margin is not None and others and own >= t.margin_closeness
-            and own - max(others) >= t.abstract_margin):
+    if own >= t.abstract_closeness or by_margin and _stands_out(closeness, first, t):
         return first
     return None
+
+
+def _stands_out(closeness: Sequence[float | None] | None, first: int, t: OfflineSettings) -> bool:
+    """Whether hit `first`'s abstract is closer to the question than every other retrieved abstract by
+    `abstract_margin`, and reaches `margin_closeness` (closeness: as for `_close_first_abstract`)."""
+    if t.abstract_margin is None or not closeness or first >= len(closeness) or closeness[first] is None:
+        return False
+    others = [c for i, c in enumerate(closeness) if i != first and c is not None]
+    own = closeness[first]
+    return bool(others) and own >= t.margin_closeness and own - max(others) >= t.abstract_margin
 
 
 def _each_naming_paper(pool: list[Candidate], named: dict[str, list[str]], t: OfflineSettings) -> None:
