@@ -385,6 +385,11 @@ def test_a_question_describing_the_first_paper_is_answered_from_it_alone():
     assert compose(question, HITS, closeness=[0.5, 0.45, 0.1]).cited == [0, 1]  # not standing out
     several = "Which papers reduce memory on QM9 or sample images in eight steps?"
     assert set(compose(several, HITS, closeness=[0.5, 0.2, 0.1]).cited) == {0, 1}
+    # A Chinese question too (its closeness comes from its dictionary translation).
+    e5 = lambda sentences, q: np.array([0.9 if "memory" in s or "eight steps" in s else 0.8 for s in sentences])
+    zh = "减少内存和采样步数的方法是什么？"
+    assert compose(zh, HITS, similarity=e5).cited == [0, 1]
+    assert compose(zh, HITS, similarity=e5, closeness=[0.5, 0.2, 0.1]).cited == [0]
 
 
 def test_standing_out_does_not_answer_a_question_asking_for_a_number_or_which_paper():

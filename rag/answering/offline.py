@@ -238,9 +238,10 @@ def _compose_one(
     # A question naming a paper is answered from it alone; one asking for several papers may
     # name one as an example ("which papers study X, such as LTI systems?").
     allowed = [i for i, h in enumerate(hits) if not wanted or many or h.doc_id in wanted]
-    if not wanted and not many and not crosslingual and _stands_out(closeness, 0, t):
+    if not wanted and not many and _stands_out(closeness, 0, t):
         # A question naming no paper that is much closer in meaning to the first abstract than to any other
         # describes that paper: it is answered from it alone, not also from papers that only share its words.
+        # (A Chinese question's closeness is MiniLM's over its dictionary translation.)
         allowed = [0]
     pool = [c for c in candidates(hits, passages, pointers=bool(ASKS_WHERE.search(question)))
             if c.hit_index in allowed]
