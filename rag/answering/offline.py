@@ -13,8 +13,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, asks_authors, asks_for_name,
-                                 own_terms,
-                                 asks_quantity as _asks_quantity, counted, names_asked_kind,
+                                 own_terms, asks_quantity as _asks_quantity, counted, names_asked_kind,
                                  numbers_in,
                                  question_parts,
                                  states_what_is_asked)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Iterable
 
@@ -41,10 +42,11 @@ class Catalog:
         self.years.append(year_number(c.year))
         self.venues.append(venue_key(c.venue))
         self.authors.append(fold(c.authors))
+        self.__dict__.pop("venue_keys", None)  # a chunk added after the venues were read
 
-    @property
+    @cached_property
     def venue_keys(self) -> frozenset[str]:
-        """The venues the stored documents name (as `venue_key`s)."""
+        """The venues the stored documents name (as `venue_key`s); read once per catalog, not per question."""
         return frozenset(v for v in self.venues if v)
 
     def matching(self, where: Where) -> frozenset[str]:

@@ -51,8 +51,8 @@ class Retrieval:
     second_scores: list[float | None] = field(default_factory=list)
     # Per hit, the paraphrase model's cosine between the question and the hit's chunk (empty: not run).
     paraphrase_scores: list[float | None] = field(default_factory=list)
-    # The text searched ("" when the question itself) and the venue filter the question named, if any
-    # ("Which NeurIPS 2025 paper ...?" searches "Which paper ...?" among NeurIPS 2025 papers).
+    # The text searched (set by `Index.retrieve`: the question, less the venue it named) and that venue as a
+    # filter, if any ("Which NeurIPS 2025 paper ...?" searches "Which paper ...?" among NeurIPS 2025 papers).
     query: str = ""
     scope: Where | None = None
 
