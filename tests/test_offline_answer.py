@@ -392,6 +392,21 @@ def test_a_question_describing_the_first_paper_is_answered_from_it_alone():
     assert compose(zh, HITS, similarity=e5, closeness=[0.5, 0.2, 0.1]).cited == [0]
 
 
+def test_a_quoted_paper_much_less_close_to_the_question_than_another_quoted_one_is_left_out():
+    # Neither abstract stands out from all the others (hit 2 is nearly as close as the first), but of the
+    # two quoted papers the second is 0.12 less close to the question than the first: it only shares words.
+    question = "How is memory reduced on QM9 and how many sampling steps are needed?"
+    assert compose(question, HITS, closeness=[0.50, 0.38, 0.45]).cited == [0]
+    assert compose(question, HITS, closeness=[0.50, 0.42, 0.45]).cited == [0, 1]  # within quote_margin
+    # The closest quoted paper is the reference, whatever its rank.
+    assert compose(question, HITS, closeness=[0.30, 0.45, 0.40]).cited == [1]
+    off = rag.Settings().offline.model_copy(update={"quote_margin": None})
+    assert compose(question, HITS, closeness=[0.50, 0.38, 0.45], thresholds=off).cited == [0, 1]
+    # A question asking for several papers keeps both.
+    several = "Which papers reduce memory on QM9 or sample images in eight steps?"
+    assert set(compose(several, HITS, closeness=[0.50, 0.38, 0.45]).cited) == {0, 1}
+
+
 def test_standing_out_does_not_answer_a_question_asking_for_a_number_or_which_paper():
     # Closeness to a whole abstract says what a paper is about, not that it states a number, nor
     # that it is the paper a "which paper" question identifies.

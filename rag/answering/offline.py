@@ -420,6 +420,8 @@ def _compose_one(
     # So does a paper's part of a question asked of each paper it names ("Compare X and Y: how does each ...?").
     if _ASKS_PROPOSED.search(question) or not wanted or comparing or one_of:
         chosen = with_proposal(chosen, pool, every_paper=many or comparing)  # context for the reader, not evidence
+    if not wanted and not many:
+        chosen = _closest_papers(chosen, closeness, t)
     return OfflineResult(render(chosen, hits), cited(chosen), False, evidence, passages_shown(chosen, passages), chosen)
 
 
@@ -469,6 +471,25 @@ def _stands_out(closeness: Sequence[float | None] | None, first: int, t: Offline
     others = [c for i, c in enumerate(closeness) if i != first and c is not None]
     own = closeness[first]
     return bool(others) and own >= t.margin_closeness and own - max(others) >= t.abstract_margin
+
+
+def _closest_papers(chosen: list[Candidate], closeness: Sequence[float | None] | None,
+                    t: OfflineSettings) -> list[Candidate]:
+    """Drop the quoted papers whose whole abstract is less close to the question than the closest quoted
+    one by more than `quote_margin` (closeness: as for `_close_first_abstract`).
+
+    A question naming no paper and asking for no several papers describes one paper; a second paper is
+    quoted when one of its sentences scores near the best, often on shared words alone ("reward",
+    "video"). Read whole, the paper the question describes stays close to it and the other falls away.
+    """
+    if t.quote_margin is None or not closeness:
+        return chosen
+    near = {c.hit_index: closeness[c.hit_index] for c in chosen
+            if c.hit_index < len(closeness) and closeness[c.hit_index] is not None}
+    if len(near) < 2 or len({c.hit_index for c in chosen}) != len(near):
+        return chosen  # a quoted paper without a closeness: nothing to compare it by
+    best = max(near.values())
+    return [c for c in chosen if near[c.hit_index] >= best - t.quote_margin]
 
 
 def _each_naming_paper(pool: list[Candidate], named: dict[str, list[str]], t: OfflineSettings) -> None:
