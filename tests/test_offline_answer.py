@@ -1562,11 +1562,34 @@ def test_a_phrase_with_an_acronym_matches_the_acronym_written_after_its_spelled_
     ("Which papers study diffusion, and images?", 1),  # no question word after ", and"
     ("How big is SpotSet and how many relations does it cover?", 1),  # one clause: answered whole
     ("Alpha 用的是什么结构？它在哪个数据集上评估？", 2),
+    # Chinese clauses joined by "、" or "，", each with its own question word, are parts too.
+    ("Alpha 生成模型需要多长时间、用什么硬件？", 2),
+    ("Alpha 用了哪些数据集，包含多少条数据？", 2),
+    ("Alpha 是从什么模型出发、再推广到四元数域的？", 1),  # the second clause asks nothing of its own
+    ("想分别控制每个人的姿态、风格和光照，有什么办法？", 1),
 ])
 def test_a_question_asking_two_things_is_divided_into_its_parts(question, parts):
     from rag.answering.asked import question_parts
 
     assert len(question_parts(question)) == parts
+
+
+def test_chinese_how_long_and_how_fast_ask_for_a_quantity():
+    from rag.answering.asked import asks_quantity
+
+    assert asks_quantity("Alpha 训练需要多长时间？") and asks_quantity("Alpha 比基线快多少？")
+    assert asks_quantity("Alpha 要多久？") and asks_quantity("模型有多大？")
+    assert not asks_quantity("Alpha 在多大程度上提升了性能？")  # to what extent: not a number
+
+
+def test_a_distribution_asked_for_is_stated_by_its_familys_name():
+    # "sampled from a Gaussian prior" says which distribution, without the word.
+    from rag.answering.asked import states_what_is_asked
+
+    named = {"Alpha": ["alpha"]}
+    for question in ("What distribution are Alpha's noise vectors sampled from?", "Alpha 的噪声向量是从什么分布中采样的？"):
+        check = states_what_is_asked(question, named)
+        assert check is None or check("Noise vectors are sampled from a Gaussian prior."), question
 
 
 def test_each_part_of_a_two_part_question_is_answered_by_its_own_sentence():

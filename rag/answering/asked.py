@@ -20,6 +20,8 @@ _MEASURES = (r"(?:speedups?|accuracy|accuracies|error|errors|rates?|scores?|gain
 _ASKS_FOR_QUANTITY = re.compile(r"\bhow (?:many|much|long|large|big|fast|often)\b|\bwhat (?:percentage|fraction|share|"
                                 r"number|proportion|size)\b|\bwhat (?:is|are|was|were) the (?:\w+ )?(?:number|size|count|"
                                 r"amount|dimension\w*|percentage|fraction|proportion)\b|多少|(?<!哪)几"
+                                # "多长时间", "多久", "多快": how long, how fast (not "多大程度", to what extent)
+                                r"|多(?:长|久|快|大(?!程度))"
                                 # "What is the highest speedup ...?", "What accuracy does X reach?": a measure
                                 # a paper reports is a number.
                                 rf"|\bwhat (?:is |are |was |were )?(?:the |its |their )?(?:(?!(?:kinds?|types?|sorts?|sources?|causes?)\b)\w+ ){{0,3}}{_MEASURES}\b"
@@ -236,14 +238,35 @@ _PART_BREAK = re.compile(r"(?<=[?？])\s*(?=\S)|,\s*(?=and\s+(?:which|what|how|w
                          r"were|can)\b)", re.I)
 
 
+# Chinese words that ask ("what", "which", "how many", "how long", "how", "why", ...).
+_ZH_ASKING = re.compile(r"什么|哪|多少|几|多长|多久|多快|多大|如何|怎么|怎样|为何|吗")
+
+
 def question_parts(question: str) -> list[str]:
     """The question's parts when it asks two or more things, each with words of its own; else [question]."""
     from rag.index.lexical import tokenize
 
     parts = [p.strip() for p in _PART_BREAK.split(question) if p.strip()]
+    if len(parts) < 2 and mostly_cjk(question):
+        parts = _chinese_parts(question)
     if len(parts) < 2 or any(len(tokenize(p, compounds=False)) < 2 for p in parts):
         return [question]
     return parts
+
+
+def _chinese_parts(question: str) -> list[str]:
+    """"X 需要多长时间、用什么硬件？" asks two things, each clause with its own question word: the clauses
+    between "、" or "，" grouped so that each part asks something ([question] when fewer than two do)."""
+    parts: list[str] = []
+    current = ""
+    for clause in re.split(r"(?<=[、，,])", question):
+        current += clause
+        if _ZH_ASKING.search(current):
+            parts.append(current.strip(" 、，,"))
+            current = ""
+    if current.strip(" 、，,？?"):
+        parts[-1:] = [parts[-1] + current] if parts else []
+    return parts if len(parts) >= 2 else [question]
 
 
 # "... How does each one go about it?", "How does it do so?": a verb whose object points back at the
@@ -546,6 +569,8 @@ _ANSWERED_BY_INSTANCE = frozenset("""
     # clause ("if an LLM fine-tuned on siloed data serves ...") or a name ("AoTBench") answers.
     """ circumstance circumstances condition conditions situation situations case cases scenario scenarios
     evaluation evaluations test tests"""
+    # A distribution is stated by its family's name ("sampled from a Gaussian prior").
+    """ distribution distributions"""
     # The asker's judgement of the thing asked for ("what kind of hard system", "which strong model"):
     # an abstract says it in its own words ("challenging systems", "state-of-the-art models") or not at all.
     """ hard harder hardest difficult challenging easy easier simple simpler complex strong stronger strongest
