@@ -39,6 +39,12 @@ def test_the_technical_glossary_gives_the_fields_sense_first():
     assert translate.glosses("文生图")[0].startswith("text-to-image")
     assert translate.glosses("脉冲神经网络")[0].startswith("spiking neural network")
     assert translate.dictionary()["脉冲"][:2] == terms["脉冲"] == ["spike", "spiking"]
+    # Common words whose first CC-CEDICT senses miss their sense in papers: 比 is not "Belgium" there,
+    # 提升 not "to promote (to a higher-ranking position)".
+    assert translate.dictionary()["比"][0] == "than" and translate.dictionary()["提升"][0] == "improve"
+    assert "Belgium" not in translate.english_query("SoLS 比 GPT-4o 快多少？")
+    # Words saying a question asks the same of each paper are no topic ("两者的奖励分别是怎么设计的").
+    assert translate.glosses("两者的奖励分别是怎么设计的？") == translate.glosses("奖励是怎么设计的？")
     # Small words inside a hyphenated term are kept ("state-of-the-art" is not "state- - -art").
     assert "state-of-the-art" in translate.english_query("最先进的方法有哪些？")
 
