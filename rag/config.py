@@ -89,7 +89,13 @@ class OfflineSettings(BaseModel):
                     "it uses this share of, and is answered from it alone (0.6-0.75 the same on dev; above 1: off).")
     rank_penalty: float = Field(
         0.03, ge=0, le=1, description="Evidence taken off per retrieval rank of the sentence's abstract.")
-    max_sentences: int = Field(3, ge=1, le=10, description="Most sentences quoted in one answer.")
+    max_sentences: int = Field(3, ge=1, le=10, description="Most sentences chosen as the answer's evidence.")
+    context_sentences: int = Field(
+        5, ge=1, le=10,
+        description="Most sentences once the quoted abstracts' next best sentences are added for context "
+                    "(context_keep). Chosen on dev: 3 / 4 / 5 / 6 passed 847 / 857 / 867 / 868 (seed) and "
+                    "675 / 679 / 684 / 686 (scale), none lost, citation precision unchanged; median answer "
+                    "75 / 88 / 89 / 90 words.")
     relative_keep: float = Field(
         0.85, ge=0, le=1, description="A sentence from another abstract must score this share of the best one.")
     context_keep: float = Field(

@@ -795,6 +795,21 @@ def test_a_quantity_question_is_answered_by_a_denial_that_there_is_any_of_what_i
                    named={"XVerse": ["xverse"]}).refused
 
 
+def test_context_from_the_quoted_abstract_goes_up_to_context_sentences_in_all():
+    hit = _hit("Halo", "Video models may not understand physics. We introduce Halo, a dataset of impossible scenes. "
+               "Halo covers four categories of violations. Experts annotate every Halo clip. Fine-tuning on Halo "
+               "improves physics reasoning. Halo is released with code. The weather was nice.")
+
+    def similarity(texts, asked):
+        return np.array([0.95 if x.startswith("Video models") else 0.92 if "Halo" in x else 0.5 for x in texts])
+
+    question = "Do video models understand physics?"
+    counts = {n: compose(question, [hit], similarity=similarity,
+                         thresholds=OfflineSettings(context_sentences=n)).text.count("[1]") for n in (3, 5, 10)}
+    assert counts[3] == 3 and counts[5] == 5
+    assert counts[10] == 6  # never the sentence below context_keep of the best ("The weather was nice.")
+
+
 def test_the_next_best_sentences_of_a_quoted_abstract_are_quoted_once_the_answer_is_decided():
     hit = _hit("Halo", "Video models may not understand physics. We introduce Halo, a synthetic video dataset of "
                "impossible scenes. Fine-tuning on Halo improves physics reasoning without degrading results on "

@@ -28,13 +28,13 @@ INTRO = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+)?(?:propose|intro
 
 def with_next_best(chosen: list[Candidate], pool: list[Candidate], t: OfflineSettings) -> list[Candidate]:
     """Add the best further sentences of the quoted passages scoring `context_keep` of the best, up to
-    `max_sentences`: which sentence answers is least certain when the words of the question are not
+    `context_sentences` in all: which sentence answers is least certain when the words of the question are not
     the abstract's, and the next best sentence of the same paper often holds what the best one leaves out."""
     best = max(c.score for c in chosen)
     passages = {(c.hit_index, c.chunk) for c in chosen}  # the passage a citation shows must hold the sentence
     more = sorted((c for c in pool if (c.hit_index, c.chunk) in passages and c not in chosen
                    and c.score >= t.context_keep * best),
-                  key=lambda c: (-c.score, c.hit_index, c.chunk, c.start))[:max(0, t.max_sentences - len(chosen))]
+                  key=lambda c: (-c.score, c.hit_index, c.chunk, c.start))[:max(0, t.context_sentences - len(chosen))]
     return in_source_order([*chosen, *more]) if more else chosen
 
 
