@@ -76,7 +76,14 @@ def _convert(text: str | None, *, markdown: bool) -> str:
             last = m.end()
         parts.append(_piece(line[last:], markdown))
         lines.append("".join(parts))
-    return "\n".join(lines)
+    out = "\n".join(lines)
+    # Removing markup must not make a citation marker ("[1\\textbf{]" -> "[1]", or "[{1" and "]" on the
+    # next line): such text is shown as it was.
+    return out if _markers(out) == _markers(text) else text
+
+
+def _markers(text: str) -> list[str]:
+    return [m.group(0) for m in MARKER_TOKEN.finditer(text)]
 
 
 def _piece(piece: str, markdown: bool) -> str:

@@ -52,6 +52,11 @@ def test_converter_failures_fall_back_to_the_original(raw):
     assert isinstance(readable(raw), str)
 
 
+def test_removing_markup_never_makes_a_citation_marker():
+    # Found by the property test below: "\\textbf{]}" rendered as "]" turned "[1" into a marker.
+    assert readable("[1\\textbf{]") == "[1\\textbf{]"
+
+
 def test_markdown_is_kept_for_markdown_renderers():
     assert readable_latex(r"It is **$O(\epsilon^{-3})$** [1]") == "It is **O(ε^-3)** [1]"
 
