@@ -1,4 +1,5 @@
 """The offline answerer: extracted sentences, citation numbering, refusal."""
+import os
 import re
 
 import pytest
@@ -1488,6 +1489,24 @@ def test_near_words_map_the_cosine_between_the_two_thresholds():
     t = OfflineSettings(word_match_low=0.45, word_match_high=0.75)
     near = near_words(pool, ["clip", "tool"], "Which tools made the clips?", vectors, t)
     assert near == {(0, "clip"): pytest.approx(0.5)}  # "tools" is stated outright: not looked up
+
+
+def test_near_words_weigh_the_first_written_form_of_a_stem_whatever_the_hash_seed():
+    # "training" and "train" share a stem: which form's vector is looked up once decided by a set's
+    # order, so the same question was answered or refused depending on PYTHONHASHSEED.
+    import subprocess
+    import sys
+
+    code = ("from rag.answering.candidates import candidates; from rag.answering.wording import near_words; "
+            "from rag.config import OfflineSettings; from rag.types import Hit; import numpy as np; seen = []; "
+            "hit = Hit(doc_id='d', title='Vida', text='We optimize the agent with RL.', score=1.0, "
+            "chunk_id='d:0', label='Vida'); "
+            "near_words(candidates([hit]), ['train'], 'What training time did they need to train it?', "
+            "lambda ws: (seen.extend(ws), np.eye(len(ws), 4, dtype=np.float32))[1], OfflineSettings()); "
+            "print('training' in seen, 'train' in seen)")
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout.strip() for seed in range(6)}
+    assert runs == {"True False"}
 
 
 def test_what_size_asks_for_a_number():

@@ -12,7 +12,7 @@ import numpy as np
 
 from rag.answering.candidates import Candidate, matches
 from rag.config import OfflineSettings
-from rag.index.lexical import surface_words, tokenize
+from rag.index.lexical import surface_word_list, surface_words, tokenize
 
 
 def question_phrases(question: str, skip: set[str]) -> list[tuple[str, str]]:
@@ -75,7 +75,7 @@ def near_words(pool: list[Candidate], focus: list[str], question: str,
     `word_vectors(words)` -> their L2-normalised vectors (the index caches them by content).
     """
     surface: dict[str, str] = {}
-    for w in sorted(surface_words(question), key=question.lower().find):
+    for w in surface_word_list(question):  # the first written of two forms of a stem ("training", "train")
         stems = tokenize(w, compounds=False)
         if len(stems) == 1 and stems[0] in focus:
             surface.setdefault(stems[0], w)

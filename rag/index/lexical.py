@@ -60,7 +60,13 @@ _SURFACE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 def surface_words(text: str) -> frozenset[str]:
     """The text's English words as written (lower-cased, 3+ letters, not stopwords): what the answerer
     compares a question's words with by meaning (`rag.answering.offline`), and ingest caches vectors of."""
-    return frozenset(w.lower() for w in _SURFACE.findall(text) if len(w) > 2 and _kept(w.lower()))
+    return frozenset(surface_word_list(text))
+
+
+def surface_word_list(text: str) -> list[str]:
+    """`surface_words` in the order the text first writes them (for choices that must not depend on
+    the order of a set, which changes from one process to the next)."""
+    return list(dict.fromkeys(w.lower() for w in _SURFACE.findall(text) if len(w) > 2 and _kept(w.lower())))
 
 
 @lru_cache(maxsize=65536)
