@@ -1382,6 +1382,27 @@ def test_summarization_later_in_a_question_stays_its_topic():
     assert "summar" in content_terms("How does Alpha summarize long documents?")
 
 
+def test_a_chinese_question_asked_of_each_named_paper_is_answered_for_each():
+    # "各自" asks the same of each paper, as "each" does: each paper's part is judged on its own, through
+    # the dictionary glosses of the question's words (a Chinese question has no English focus words).
+    beta = _hit("Beta", "We introduce Beta, a trust-region method. "
+                "Beta shapes the reward so that the policy learns from a progress estimate.")
+    gamma = _hit("Gamma", "We introduce Gamma, a replay method. "
+                 "Gamma replays successful transitions so that the policy learns steadily.")
+    res = compose("Beta 和 Gamma 都在帮助策略学习，它们各自用的是什么办法？", [beta, gamma],
+                  named={"Beta": ["beta"], "Gamma": ["gamma"]}, similarity=lambda t, q: np.full(len(t), 0.80))
+    assert not res.refused and res.cited == [0, 1], res.text
+
+
+def test_percentage_points_are_stated_by_percentages():
+    from rag.answering.asked import states_what_is_asked
+
+    sentence = "Specifically, Beta enhances model safety by 34.2% and helpfulness by 34.3%."
+    for question in ("By how many percentage points does Beta improve safety?", "Beta 把安全性提升了多少个百分点？"):
+        check = states_what_is_asked(question, {"Beta": ["beta"]})
+        assert check(sentence) and not check("Beta releases 20M question-answer pairs."), question
+
+
 def test_what_a_paper_found_or_measures_is_asked_in_framing_words():
     # "What are the key results of Alpha?": an abstract states its results without the word.
     res = compose("What are the key results of Alpha?", HITS, named={"Alpha": ["alpha"]},

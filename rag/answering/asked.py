@@ -341,6 +341,8 @@ def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> C
     question does not already give (a question naming no paper may be answered by several papers'
     sentences, where the rule would favour any sentence with a name in it)."""
     if asks_quantity(question):
+        if _ASKS_POINTS.search(question):
+            return lambda text: bool(_STATES_PERCENT.search(text))
         terms = counted_terms(question)
         count = states_count_of(terms, counted_head(question)) if terms else states_number
         if _ALSO_NAMES_THEM.search(question):
@@ -359,6 +361,12 @@ def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> C
         # An abstract describes the work, not who did it: a sentence about the paper is no answer.
         return lambda text: bool(_NAMES_AUTHORS.search(text))
     return asks_for_name(question, named) or names_an_instance(question, named) or states_attribute(question, named)
+
+
+# "By how many percentage points ...?", "多少个百分点": a difference of percentages, which an abstract states
+# as percentages ("safety by 34.2%"), seldom with the word "points".
+_ASKS_POINTS = re.compile(r"\bpercentage[- ]points?\b|百分点", re.I)
+_STATES_PERCENT = re.compile(r"\d\s*(?:\\?%|percent\b|pp\b|points?\b|个百分点)", re.I)
 
 
 # "..., and which are they?", "name them", "分别是哪些": a count question that also asks for the things.

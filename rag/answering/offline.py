@@ -275,7 +275,8 @@ def _compose_one(
     if comparing or one_of:
         focus = [x for x in focus if x not in _COMPARISON_TERMS and not (one_of and x in _EACH_TERMS)]
     papers = papers_named(named)
-    if by_paper and len(papers) >= 2 and not many and focus and (asks_to_compare or _ASKS_OF_EACH.search(question)):
+    if by_paper and len(papers) >= 2 and not many and (focus or gloss_terms) \
+            and (asks_to_compare or _ASKS_OF_EACH.search(question)):
         # "Compare X and Y: what kind of action space does each one target?" asks one question of each
         # paper. Each is answered, or not, as if asked of it alone: its own sentences judged by the
         # words of what is asked, not diluted by the other paper's words and by "each", "compare".
