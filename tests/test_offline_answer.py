@@ -773,6 +773,8 @@ def test_function_words_the_short_stopword_list_keeps_are_no_focus_words():
 
     assert content_terms("Which papers rely on trees, either as the policy itself or to search over actions?") == \
         ["reli", "tree", "polici", "search", "over", "action"]
+    # "in the collection" is the corpus, as "in the corpus" is: no topic a sentence must state.
+    assert content_terms("Which works in the collection use a humanoid robot?") == ["humanoid", "robot"]
 
 
 def test_a_word_for_how_something_is_done_is_no_focus_word_like_method():

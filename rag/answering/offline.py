@@ -38,6 +38,8 @@ _QUESTION_WORDS = set(tokenize(
     # Like "method": what is asked is answered by the technique itself, not by the word.
     "technique techniques mechanism mechanisms strategy strategies procedure procedures scheme schemes "
     "tell me about explain mention mentions report reports any there according corpus "
+    # "in the collection", "in this set": the corpus itself, as "corpus" is.
+    "collection "
     "main key idea contribution contributions many much need needs kind type types called name named "
     "give list show find use uses used using achieve achieves achieved obtain obtains reach reaches "
     "has have had anyone someone somebody ever please "
