@@ -1234,6 +1234,21 @@ def test_a_comparison_may_name_one_paper_by_its_label_words():
     assert not res.refused and res.cited == [0, 1]
 
 
+def test_in_a_comparison_the_described_paper_is_named_by_most_of_its_labels_words():
+    # Beside a name, the asker describes the other paper in words of their own: 3 of its label's 5 words.
+    alpha = _hit("Alpha", "We propose Alpha for offline RL in discrete action spaces with millions of actions.")
+    framework = Hit(doc_id="vb", title="", text="We propose a value-based framework for continuous control. It "
+                    "targets continuous action spaces without an actor.", score=0.02, chunk_id="vb:0",
+                    label="Value-based framework for continuous control", dense_score=0.8)
+    question = ("Compare Alpha and the actor-free Q-learning framework for continuous control: what kind of action "
+                "space does each target?")
+    options = dict(named={"Alpha": ["alpha"]}, similarity=lambda t, q: np.full(len(t), 0.84))
+    res = compose(question, [alpha, framework], **options)
+    assert not res.refused and res.cited == [0, 1]
+    strict = compose(question, [alpha, framework], thresholds=OfflineSettings(compare_label_share=0.67), **options)
+    assert strict.cited != [0, 1]
+
+
 @pytest.mark.parametrize("question", ["Alpha and Beta both help a policy learn. What does each one add?",
                                       "Compare Alpha and Beta: what does each one add to help the policy learn?",
                                       "What do Alpha and Beta each add to help a policy learn?"])

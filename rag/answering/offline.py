@@ -229,7 +229,7 @@ def _compose_one(
         # other by its label's words; both are the papers compared, or asked about each.
         # (Not in one paper's part of such a question: the part is that paper's alone, though the
         # other's label words remain in its text.)
-        named = {**named_by_label(terms, hits, t.label_share, framing=_QUESTION_WORDS), **named}
+        named = {**named_by_label(terms, hits, min(t.label_share, t.compare_label_share), framing=_QUESTION_WORDS), **named}
     wanted = {d for docs in named.values() for d in docs}
     many = bool((_ASKS_FOR_PAPERS if wanted else _ASKS_FOR_SEVERAL).search(question))
     if unknown_names and named and not many and not labelling(named, hits):
