@@ -90,8 +90,8 @@ class OfflineSettings(BaseModel):
     compare_label_share: float = Field(
         0.6, ge=0, le=1.01,
         description="In a comparison naming one paper by its name, the other is named by its label's words at this "
-                    "share (the asker describes the second paper in words of their own beside the first's name; "
-                    "chosen on dev).")
+                    "share, or at label_share when that is lower (the asker describes the second paper in words of "
+                    "their own beside the first's name; chosen on dev).")
     rank_penalty: float = Field(
         0.03, ge=0, le=1, description="Evidence taken off per retrieval rank of the sentence's abstract.")
     max_sentences: int = Field(3, ge=1, le=10, description="Most sentences chosen as the answer's evidence.")

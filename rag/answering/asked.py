@@ -264,8 +264,8 @@ def _chinese_parts(question: str) -> list[str]:
         if _ZH_ASKING.search(current):
             parts.append(current.strip(" 、，,"))
             current = ""
-    if current.strip(" 、，,？?"):
-        parts[-1:] = [parts[-1] + current] if parts else []
+    if parts and current.strip(" 、，,？?"):
+        parts[-1] += current  # a last clause asking nothing of its own belongs to the part before it
     return parts if len(parts) >= 2 else [question]
 
 
