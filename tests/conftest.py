@@ -10,11 +10,19 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from rag.config import Settings, get_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED_DATA = ROOT / "data"
+
+# Property tests draw the same examples on every run, so a CI run is red only when the code changed:
+# a counterexample found by chance (session 25's readable bug, about 1 run in 40) first appeared as
+# an unrelated red CI run. HYPOTHESIS_PROFILE=explore draws fresh examples, to hunt for new ones.
+hypothesis_settings.register_profile("ci", derandomize=True)
+hypothesis_settings.register_profile("explore", derandomize=False)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 _SCRUB = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "RAG_CONFIG")
 
