@@ -7,6 +7,7 @@ answerer lowers the evidence of a sentence lacking what is asked (`rag.answering
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from typing import Callable
 
 from rag.index.names import extract_names
@@ -279,16 +280,32 @@ _POINTS_BACK = re.compile(r"\b([a-z]+)(?:\s+about)?\s+(?:it|this|that|so|them|th
 _POINTS_TO_THINGS = re.compile(r"\b(?:the two|the three|which of (?:them|these|those)|these|those|either|neither)\b", re.I)
 
 
-def own_terms(question: str) -> set[str] | None:
+# "The humanoid controller that learns Kungfu from video: which robot was it deployed on?": a
+# description set off by a colon or a dash before a question clause says which paper is meant, as a
+# statement sentence before the question does.
+_LEADS_INTO_QUESTION = re.compile(r"(?::|\s[—–-]\s)\s*(?=(?:which|what|how|who|whom|whose|where|when|why|"
+                                  r"is|are|was|were|does|do|did|can|could)\b)", re.I)
+
+
+def own_terms(question: str, framing: AbstractSet[str] = frozenset()) -> set[str] | None:
     """The words the question sentence asks with, when statements come before it; else None.
 
     "UAT and SnapViT both let a deployed network spend less compute. How does each one go about it?":
     the statement says which papers and what they share; the question asks how each does it, and a
-    verb pointing back at the statement ("go about it") asks for nothing of its own.
+    verb pointing back at the statement ("go about it") asks for nothing of its own. A description
+    before a colon or dash that leads into a question clause is such a statement too, when the clause
+    asks with a word of its own, not only `framing` words ("Safe RLHF-V's helpfulness gain - what's the
+    number?" asks for the gain the lead names).
     """
     from rag.index.lexical import tokenize
     from rag.text import split_sentences
 
+    lead = _LEADS_INTO_QUESTION.search(question)
+    if lead and not re.search(r"[?？]", question[:lead.start()]):
+        asked = question[lead.end():]
+        words = set(tokenize(_POINTS_BACK.sub(lambda m: "?", asked), compounds=False))
+        if not _POINTS_TO_THINGS.search(asked) and words - framing:
+            return words
     sentences = [question[a:b].strip() for a, b in split_sentences(question)]
     asking = [x for x in sentences if x.endswith(("?", "？"))]
     if not asking or len(asking) == len(sentences) or not sentences[-1].endswith(("?", "？")):
@@ -300,9 +317,15 @@ def own_terms(question: str) -> set[str] | None:
     return set(tokenize(text, compounds=False))
 
 
+# "the reranker that decides both the order and how many passages to keep": "how many" after a verb of
+# deciding is what a described method does, not what the question asks.
+_DECIDES_HOW = re.compile(r"\b(?:decid|choos|chose|determin|select|pick|learn|predict|adjust|adapt|control|estimat)"
+                          r"\w*\s+(?:[\w-]+\s+){0,4}?how (?:many|much|long|often)\b", re.I)
+
+
 def asks_quantity(question: str) -> bool:
     """True when the question asks for a quantity ("how many", "what is the size of", 多少)."""
-    return bool(_ASKS_FOR_QUANTITY.search(question))
+    return bool(_ASKS_FOR_QUANTITY.search(_DECIDES_HOW.sub(" ", question)))
 
 
 def _acronyms_of(words: list[str]) -> set[str]:
@@ -572,7 +595,8 @@ _ANSWERED_BY_INSTANCE = frozenset("""
     roles form forms aspect aspects property properties feature features main key new novel specific
     particular exact other different two three four several baseline baselines setting settings experiment
     experiments result results finding findings goal goals contribution contributions limitation limitations
-    advantage advantages class classes category categories family families variant variants name names characteristic characteristics trait traits"""
+    advantage advantages class classes category categories family families variant variants name names characteristic characteristics trait traits
+    thing things"""
     # What a condition or a test is asked for by ("under what circumstances", "which evaluation"): a
     # clause ("if an LLM fine-tuned on siloed data serves ...") or a name ("AoTBench") answers.
     """ circumstance circumstances condition conditions situation situations case cases scenario scenarios

@@ -41,6 +41,8 @@ _QUESTION_WORDS = set(tokenize(
     # "in the collection", "in this set": the corpus itself, as "corpus" is.
     "collection "
     "main key idea contribution contributions many much need needs kind type types called name named "
+    # "What two things does X do?": an abstract says what it does, never "thing".
+    "thing things "
     "give list show find use uses used using achieve achieves achieved obtain obtains reach reaches "
     "has have had anyone someone somebody ever please "
     # How results were obtained: abstracts say it with any verb ("experiments on X show"), so the
@@ -267,7 +269,8 @@ def _compose_one(
     # A Chinese question's words are weighed through their glosses ("比较" -> compare, "区别" -> difference).
     gloss_terms = ([set(tokenize(n, compounds=True)) for n in detail_names] + _gloss_groups(question, name_terms)
                    if crosslingual else [])
-    own = own_terms(question) if wanted and not many and not crosslingual else None
+    own = (own_terms(question, framing=_QUESTION_WORDS | _QUANTITY_WORDS)
+           if (wanted or allowed == [0]) and not many and not crosslingual else None)
     if own is not None:
         # "X and Y both start from an existing model. Which base model does each use?": with its papers
         # named, the statement before the question says what they share, the question what is asked.

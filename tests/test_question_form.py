@@ -1,0 +1,42 @@
+"""What a question's form says it asks (rag.answering.asked), and how the offline answerer uses it.
+
+Session 26's rules, each drawn from a fresh question the answerer failed and stated as a policy.
+"""
+import rag
+from rag.answering.asked import asks_quantity, own_terms
+from rag.index.lexical import tokenize
+
+
+def test_what_two_things_is_answered_by_what_the_paper_does(seed_settings):
+    # Abstracts never write "thing": the sentence stating the two roles answers, without the word.
+    ans = rag.answer("What two things do the value functions of VDT do to the Decision Transformer during "
+                     "offline training?", settings=seed_settings)
+    assert not ans.refused and "advantage-weighting" in ans.text, ans.text
+
+
+def test_a_description_before_a_colon_says_which_paper_not_what_is_asked():
+    question = "The humanoid controller that learns Kungfu from video: which robot was it deployed on?"
+    assert own_terms(question) == set(tokenize("which robot was it deployed on?", compounds=False))
+    assert own_terms("SnapViT - what GPU does it need?") == set(tokenize("what GPU does it need?", compounds=False))
+    # no question clause after the colon or dash: nothing set off
+    assert own_terms("proxy target framework for spiking nets - max performance gain reported?") is None
+    assert own_terms("What is SnapViT: a pruning method?") is None
+    # a clause asking only with framing words asks about what the lead names
+    assert own_terms("Safe RLHF-V helpfulness gain - what's the number?", framing={"what", "number"}) is None
+
+
+def test_a_paper_described_before_a_colon_is_answered_by_the_sentence_the_clause_asks_for(seed_settings):
+    # (dev question s26a-lookup-06) The description finds the paper; the clause asks for the robot, so
+    # the deployment sentence, not the one restating the description, answers.
+    ans = rag.answer("The humanoid controller that learns Kungfu and dance moves from human video: which physical "
+                     "robot was it deployed on, and what kind of actor-critic setup does it use?",
+                     settings=seed_settings)
+    assert not ans.refused and "Unitree G1" in ans.text and "asymmetric actor-critic" in ans.text, ans.text
+
+
+def test_how_many_after_a_verb_of_deciding_describes_the_method_not_the_question():
+    assert not asks_quantity("What was the RAG work whose reranker decides both the order and how many passages "
+                             "to keep?")
+    assert not asks_quantity("Which method learns how much to trust its critic?")
+    assert asks_quantity("How many passages does DynamicRAG keep?")
+    assert asks_quantity("Which method learns a threshold, and how many steps does it take?")
