@@ -44,6 +44,15 @@ def test_a_name_written_only_inside_a_hyphenated_name_is_known():
     assert index.lookup("Does DAPO beat GRPO?") == ({"GRPO": ["a"]}, ["DAPO"])
 
 
+def test_an_acronym_in_the_singular_or_the_plural_is_one_name():
+    index = NameIndex.build([("a", "Diffusion Transformers (DiTs) lose coherence."), ("b", "We fine-tune VLMs."),
+                             ("c", "We use PPO.")])
+    assert index.lookup("Which paper modulates a DiT?") == ({"DiT": ["a"]}, [])  # not "no abstract mentions DiT"
+    assert index.lookup("Which VLM is used?") == ({"VLM": ["b"]}, [])
+    assert index.lookup("Which PPOs are used?") == ({"PPOs": ["c"]}, [])
+    assert index.lookup("Which paper uses a DiTX?") == ({}, ["DiTX"])
+
+
 def test_a_greek_prefix_spelled_out_finds_the_name_written_with_the_letter():
     index = NameIndex.build([("a", "We propose ε-DPO, an adaptive variant of DPO."), ("b", "We use PPO.")])
     assert index.lookup("What does epsilon-DPO adapt?") == ({"epsilon-DPO": ["a"]}, [])

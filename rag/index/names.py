@@ -160,8 +160,11 @@ class NameIndex:
         for name in sorted(extract_names(question)):
             key = name.casefold()
             docs = self.docs.get(key)
-            if docs is None and key.endswith("s") and name[:-1].isupper():
-                docs = self.docs.get(key[:-1])  # "LLMs" for "LLM"
+            # An acronym's plural is the same name: "LLMs" for "LLM", "DiT" for "DiTs".
+            if docs is None and key.endswith("s") and len(name) > 2 and name[-2].isupper():
+                docs = self.docs.get(key[:-1])
+            if docs is None and name[-1].isupper():
+                docs = self.docs.get(key + "s")
             if docs is None and (greek := _spelled_greek(key)):
                 docs = self.docs.get(greek)  # "epsilon-DPO" for "ε-DPO"
             if docs is None:
