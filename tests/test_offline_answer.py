@@ -513,10 +513,10 @@ def test_a_chinese_question_asking_which_model_or_dataset_needs_a_name_too(quest
     "What is the size of the SpotSet dataset?",  # "size" is the number asked for, not a word to repeat
 ])
 def test_a_quantity_question_is_answered_by_the_sentence_stating_the_number(question):
-    from rag.answering.asked import asks_quantity
+    from rag.answering.quantity import asks_quantity
 
     assert asks_quantity(question) and asks_quantity("Spot 用了几个数据集？") and not asks_quantity("分别是哪几个？")
-    from rag.answering.asked import NUMBER
+    from rag.answering.quantity import NUMBER
 
     # Counts in words answer "how many" too ("dual" annotations are two); "a single model" states no count.
     assert NUMBER.search("a dataset with dual preference annotations") and NUMBER.search("twice as fast")
@@ -580,7 +580,7 @@ def test_insight_and_combine_frame_a_question_about_the_paper(question):
     ("The method has two key advances.", True),
 ])
 def test_a_digit_inside_a_name_is_no_quantity(text, states):
-    from rag.answering.asked import states_number
+    from rag.answering.quantity import states_number
 
     assert states_number(text) is states
 
@@ -595,13 +595,13 @@ def test_a_digit_inside_a_name_is_no_quantity(text, states):
     ("每道题采样多少条回答（rollout 数）？", {"answer", "repli"}),  # a parenthesis ends the noun, as a "？" does
 ])
 def test_what_a_quantity_question_counts(question, head):
-    from rag.answering.asked import counted_terms
+    from rag.answering.quantity import counted_terms
 
     assert counted_terms(question) == head
 
 
 def test_a_count_answers_only_when_it_counts_the_thing_asked_about():
-    from rag.answering.asked import states_count_of
+    from rag.answering.quantity import states_count_of
 
     hours = states_count_of({"hour"})
     assert hours("It needs 200 H100 GPU hours.") and hours("Training took about five hours.")
@@ -625,7 +625,7 @@ def test_a_count_answers_only_when_it_counts_the_thing_asked_about():
     ("It is two orders of magnitude faster.", True),
 ])
 def test_a_rate_is_a_number_without_a_unit_of_time_or_size(text, states):
-    from rag.answering.asked import states_rate
+    from rag.answering.quantity import states_rate
 
     assert states_rate(text) is states
 
@@ -684,7 +684,7 @@ def test_an_unknown_name_beside_known_details_is_the_paper_asked_about():
     ("What is the value of stochastic predictions for control?", False),  # "value" as worth
 ])
 def test_a_question_about_a_reported_measure_asks_for_a_quantity(question, asks):
-    from rag.answering.asked import asks_quantity
+    from rag.answering.quantity import asks_quantity
 
     assert asks_quantity(question) is asks
 
@@ -693,7 +693,8 @@ def test_a_question_about_a_reported_measure_asks_for_a_quantity(question, asks)
                                       "What codebook size does Spot use by default?",
                                       "What is the model size Spot trains?"])
 def test_a_size_is_stated_by_an_amount_in_figures_not_a_percentage_or_a_factor(question):
-    from rag.answering.asked import asks_quantity, states_what_is_asked
+    from rag.answering.quantity import asks_quantity
+    from rag.answering.asked import states_what_is_asked
 
     assert asks_quantity(question)
     required = states_what_is_asked(question, {"Spot": ["spot"]})
@@ -1177,7 +1178,7 @@ def test_a_refusal_names_the_detail_only_when_the_question_gives_a_noun_phrase()
 
 
 def test_how_many_counts_the_plural_that_follows_whatever_the_verb():
-    from rag.answering.asked import counted, counted_terms
+    from rag.answering.quantity import counted, counted_terms
 
     assert counted("How many annotators labelled the Halo dataset?") == "annotators"
     assert counted_terms("How many GPUs trained Halo?") == {"gpu"}
@@ -1355,7 +1356,7 @@ def test_a_number_the_question_quotes_does_not_answer_what_it_asks_besides():
                   similarity=lambda t, q: np.full(len(t), 0.82))
     assert res.refused
     # Bare numbers only: a version or a model size inside a name is no number the question quotes.
-    from rag.answering.asked import numbers_in
+    from rag.answering.quantity import numbers_in
     assert numbers_in("GPT-2, Qwen2.5, 7B and AIME24 gain 42\\% (1.70-2.10x), 5-60x") == {42, 1.7, 2.1, 5, 60}
 
 
@@ -1548,7 +1549,7 @@ def test_near_words_weigh_the_first_written_form_of_a_stem_whatever_the_hash_see
 
 
 def test_what_size_asks_for_a_number():
-    from rag.answering.asked import asks_quantity
+    from rag.answering.quantity import asks_quantity
 
     assert asks_quantity("What size foundation model does Spot fine-tune?")
     assert not asks_quantity("What kind of model does Spot fine-tune?")
@@ -1605,7 +1606,7 @@ def test_which_vlm_asks_for_a_name():
 
 
 def test_a_count_of_kinds_counts_the_noun_before_the_kind_word():
-    from rag.answering.asked import counted_terms
+    from rag.answering.quantity import counted_terms
 
     assert counted_terms("How many spatial relation types does SpotSet cover?") == {"relat"}
     assert counted_terms("How many types does SpotSet cover?") == {"type"}
@@ -1647,7 +1648,7 @@ def test_a_question_asking_two_things_is_divided_into_its_parts(question, parts)
 
 
 def test_chinese_how_long_and_how_fast_ask_for_a_quantity():
-    from rag.answering.asked import asks_quantity
+    from rag.answering.quantity import asks_quantity
 
     assert asks_quantity("Alpha 训练需要多长时间？") and asks_quantity("Alpha 比基线快多少？")
     assert asks_quantity("Alpha 要多久？") and asks_quantity("模型有多大？")
@@ -1815,7 +1816,8 @@ def test_a_question_about_its_paper_alone_that_asks_for_a_number_needs_a_sentenc
 
 
 def test_chinese_percent_asks_for_a_rate():
-    from rag.answering.asked import states_rate, states_what_is_asked
+    from rag.answering.quantity import states_rate
+    from rag.answering.asked import states_what_is_asked
 
     assert states_what_is_asked("Rebo 的训练开销降低了百分之多少？", {"Rebo": ["rebo"]}) is states_rate
 

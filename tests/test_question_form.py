@@ -3,7 +3,8 @@
 Session 26's rules, each drawn from a fresh question the answerer failed and stated as a policy.
 """
 import rag
-from rag.answering.asked import asks_quantity, own_terms
+from rag.answering.asked import own_terms
+from rag.answering.quantity import asks_quantity
 from rag.index.lexical import tokenize
 
 

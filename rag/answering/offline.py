@@ -13,14 +13,12 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, asks_authors, asks_for_name,
-                                 own_terms, asks_quantity as _asks_quantity, counted, names_asked_kind,
-                                 numbers_in,
-                                 question_parts,
-                                 states_what_is_asked)
+                                 names_asked_kind, own_terms, question_parts, states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order, matches
 from rag.answering.field_terms import missing_field_terms
 from rag.answering.named import (labelling, named_by_label, not_stated, paper_names, papers_named, recorded_authors,
                                  without_examples, without_field_acronyms)
+from rag.answering.quantity import asks_quantity as _asks_quantity, counted, numbers_in
 from rag.answering.quoting import (INTRO, cited, denial, denies, passages_shown, render, with_denial,
                                    with_each_paper, with_followers, with_next_best, with_proposal)
 from rag.answering.refusal import REFUSAL
