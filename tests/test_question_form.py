@@ -41,3 +41,11 @@ def test_how_many_after_a_verb_of_deciding_describes_the_method_not_the_question
     assert not asks_quantity("Which method learns how much to trust its critic?")
     assert asks_quantity("How many passages does DynamicRAG keep?")
     assert asks_quantity("Which method learns a threshold, and how many steps does it take?")
+
+
+def test_which_works_asks_for_papers_as_which_papers_does(seed_settings):
+    # Two abstracts write "G1" (one deploys on a Unitree G1, one runs on a G1 humanoid): "which works"
+    # asks for every paper, as "which papers" does, not for the one paper a name would pick.
+    ans = rag.answer("Which works in this corpus deploy something on a Unitree G1 robot?", settings=seed_settings)
+    assert not ans.refused and {c.label for c in ans.citations} >= {"RoboRefer", "Physics-based humanoid control "
+                                                                                  "framework"}, ans.text

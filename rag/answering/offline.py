@@ -98,8 +98,10 @@ _FRAMING_GLOSSES = _QUESTION_WORDS | _COMPARISON_TERMS | set(tokenize(
 # compares"; "RoboRefer 用了哪些数据集"): only a word for papers asks for other papers beside it
 # ("Which papers study X, such as LTI systems?"). Chinese nouns have no plural: 论文 is one paper after
 # "this / which / one (article)" (这篇论文, 该论文, 哪篇论文, 一篇论文) and after a name ("VideoHallu 论文指出",
-# "the VideoHallu paper points out"), papers otherwise.
-_ASKS_FOR_PAPERS = re.compile(r"\b(?:papers|articles)\b|(?<!这篇)(?<!该篇)(?<!此篇)(?<!本篇)(?<!哪篇)(?<!一篇)"
+# "the VideoHallu paper points out"), papers otherwise. "Works" and "studies" are papers after a word
+# that counts or picks them ("which works", "both studies"); elsewhere they may be verbs ("X works on").
+_ASKS_FOR_PAPERS = re.compile(r"\b(?:papers|articles)\b|\b(?:which|these|those|both|two|three|several|other)\s+"
+                              r"(?:works|studies)\b|(?<!这篇)(?<!该篇)(?<!此篇)(?<!本篇)(?<!哪篇)(?<!一篇)"
                               r"(?<!这)(?<!该)(?<!此)(?<!本)(?<![A-Za-z0-9)\]])(?<![A-Za-z0-9)\]] )论文", re.I)
 # "What is proposed ...?", "Which method does X introduce?", "Which paper ...?": asks for the
 # paper's own proposal.
