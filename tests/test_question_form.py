@@ -49,3 +49,20 @@ def test_which_works_asks_for_papers_as_which_papers_does(seed_settings):
     ans = rag.answer("Which works in this corpus deploy something on a Unitree G1 robot?", settings=seed_settings)
     assert not ans.refused and {c.label for c in ans.citations} >= {"RoboRefer", "Physics-based humanoid control "
                                                                                   "framework"}, ans.text
+
+
+def test_a_chinese_question_asking_which_llm_asks_for_a_name():
+    from rag.answering.asked import asks_for_name
+
+    assert asks_for_name("DynamicRAG 的重排序器是基于哪个LLM？", {"DynamicRAG": ["d"]}) is not None
+    assert asks_for_name("SnapViT 用的是哪种GPU？", {"SnapViT": ["s"]}) is not None
+    # before 哪 the acronym is the subject, not the thing asked for
+    assert asks_for_name("LLM 在哪些任务上表现好？", {"X": ["x"]}) is None
+
+
+def test_a_chinese_question_quoting_a_label_whole_names_that_paper(seed_settings):
+    # An English question names a paper by its label's words; a Chinese one may quote the label whole.
+    ans = rag.answer("请比较 BraVE 和 Value-based framework for continuous control：它们各自如何应对巨大的动作空间？",
+                     settings=seed_settings)
+    assert not ans.refused
+    assert {c.label for c in ans.citations} == {"BraVE", "Value-based framework for continuous control"}, ans.text

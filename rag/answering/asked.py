@@ -18,6 +18,9 @@ from rag.text import mostly_cjk
 # Questions asking which named thing a paper used: the answer names it (a model, dataset or
 # benchmark is referred to by a proper name: "Unitree G1", "Sora", "AIME24").
 _NAMED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨干网络|硬件|环境|平台)"
+# After 哪, also the field's Latin acronyms for such things, which a Chinese question writes as they are
+# ("基于哪个LLM"; before 哪 such a word is more often the subject: "LLM 在哪些任务上 ...").
+_ASKED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨干网络|硬件|环境|平台|(?:M?LLM|VLM|GPU)s?(?![A-Za-z]))"
 # "哪两类数据" asks which kinds (类) of data, answered by a description, as "what class of X" is.
 _ZH_KINDS = "[一两几三四五]?类"
 # ("Which papers build datasets ...?" asks for papers, not for a dataset's name.)
@@ -47,7 +50,7 @@ _ASKS_FOR_NAMED_THING = re.compile(rf"\b(?:which|{_WHAT_AS_WHICH}) (?!(?:papers?
                                    rf"|^\W*[^\s?]+\s+(?:[\w-]+\s+){{0,2}}{_NAMED_THING_EN}\s*\?*\s*$"
                                    # "..., by name?", "What are the names of the datasets ...?": names asked for
                                    r"|\bby name\b|\bnames? of (?:the|its|their|these|those|all)\b"
-                                   rf"|哪(?!篇|些论文|{_ZH_KINDS})[^，。？?]{{0,16}}{_NAMED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪(?!{_ZH_KINDS})", re.I)
+                                   rf"|哪(?!篇|些论文|{_ZH_KINDS})[^，。？?]{{0,16}}{_ASKED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪(?!{_ZH_KINDS})", re.I)
 # A two- or three-letter acronym ("RL", "PDE", "CNNs") is usually a field's term, not a name.
 TERM_ACRONYM = re.compile(r"[A-Z]{2,3}s?")
 # A model named with its version: a capitalised word, a hyphen and a number ("Gemini-2.5-Pro").

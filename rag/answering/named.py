@@ -38,6 +38,20 @@ def named_by_label(terms: list[str], hits: list[Hit], share: float, *,
     return out
 
 
+def quoted_labels(question: str, hits: list[Hit]) -> dict[str, list[str]]:
+    """The retrieved papers whose label (or title) of two or more words the question writes whole,
+    as {label: [doc id]}: a Chinese question quoting "Value-based framework for continuous control"
+    names that paper as an English one using its label's words does (`named_by_label`)."""
+    asked = " ".join(re.findall(r"\w+", question.casefold()))
+    out: dict[str, list[str]] = {}
+    for h in hits:
+        label = label_text(h)
+        words = re.findall(r"\w+", label.casefold())
+        if len(words) >= 2 and re.search(rf"(?<!\w){re.escape(' '.join(words))}(?!\w)", asked):
+            out.setdefault(label, []).append(h.doc_id)
+    return out
+
+
 def papers_named(named: dict[str, list[str]]) -> list[list[str]]:
     """The question's names grouped by the papers they name (two names of one paper are one group)."""
     groups: dict[frozenset[str], list[str]] = {}

@@ -16,8 +16,8 @@ from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, as
                                  names_asked_kind, own_terms, question_parts, states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order
 from rag.answering.field_terms import missing_field_terms
-from rag.answering.named import (labelling, named_by_label, not_stated, paper_names, papers_named, recorded_authors,
-                                 without_examples, without_field_acronyms)
+from rag.answering.named import (labelling, named_by_label, not_stated, paper_names, papers_named, quoted_labels,
+                                 recorded_authors, without_examples, without_field_acronyms)
 from rag.answering.quantity import asks_quantity as _asks_quantity, counted, numbers_in
 from rag.answering.quoting import (cited, denial, denies, passages_shown, render, with_denial,
                                    with_each_paper, with_followers, with_next_best, with_proposal)
@@ -217,6 +217,9 @@ def _compose_one(
     named = without_examples(named or {}, question)
     if not crosslingual:
         named = paper_names(named, hits)
+    else:  # a paper no name names may be named by its label quoted whole (in English: `named_by_label` below)
+        known = {d for docs in named.values() for d in docs}
+        named = {**{k: v for k, v in quoted_labels(question, hits).items() if known.isdisjoint(v)}, **named}
     # "the proxy target framework", "the global convergence proof for single-timescale actor-critic":
     # a paper named by the words of its label or title is named as surely as by a name, and is
     # answered from alone; those words stay focus words (they also say what the question asks about).
