@@ -2,10 +2,14 @@
 
 Session 26's rules, each drawn from a fresh question the answerer failed and stated as a policy.
 """
+import numpy as np
+
 import rag
 from rag.answering.asked import own_terms
+from rag.answering.offline import compose
 from rag.answering.quantity import asks_quantity
 from rag.index.lexical import tokenize
+from rag.types import Hit
 
 
 def test_what_two_things_is_answered_by_what_the_paper_does(seed_settings):
@@ -66,3 +70,38 @@ def test_a_chinese_question_quoting_a_label_whole_names_that_paper(seed_settings
                      settings=seed_settings)
     assert not ans.refused
     assert {c.label for c in ans.citations} == {"BraVE", "Value-based framework for continuous control"}, ans.text
+
+
+def test_the_phrases_either_side_of_or_are_alternatives():
+    from rag.answering.asked import alternatives
+    from rag.index.lexical import tokenize
+
+    def stems(text):
+        return set(tokenize(text, compounds=False))
+    assert alternatives("Which papers propose offline reinforcement learning or offline imitation methods?") == [
+        [stems("offline reinforcement learning"), stems("offline imitation methods")]]
+    assert alternatives("Does it need labels or not?") == []  # "or not", "or both": no alternative offered
+
+
+def _ask_alpha(question, text):
+    """The offline answer to a question naming Alpha, whose abstract is `text` (every sentence equally
+    close in meaning: the words decide)."""
+    alpha = Hit(doc_id="alpha", title="Alpha", label="Alpha", score=0.03, chunk_id="alpha:0", dense_score=0.85,
+                text=text)
+    return compose(question, [alpha], named={"Alpha": ["alpha"]}, similarity=lambda t, q: np.full(len(t), 0.8))
+
+
+def test_a_sentence_stating_either_alternative_states_what_is_asked():
+    # "adapt or decompose": the sentence stating one of the two states all that is asked
+    res = _ask_alpha("What does Alpha adapt or decompose?",
+                     "Reward models overfit to prompts. We decompose the reward value into a prompt-free part and a "
+                     "prompt-related part. Experiments on chat benchmarks show gains.")
+    assert not res.refused and "prompt-free" in res.text, res.text
+
+
+def test_what_quantity_does_it_make_adaptive_is_answered_by_the_quantity_named():
+    # "make" is a light verb and "quantity" is answered by the quantity's name ("an adaptive KL penalty")
+    res = _ask_alpha("What quantity does Alpha make adaptive?",
+                     "DPO uses a static KL penalty. Alpha learns an adaptive KL penalty for each preference pair. "
+                     "Experiments on chat benchmarks show gains.")
+    assert not res.refused and "adaptive KL penalty" in res.text, res.text

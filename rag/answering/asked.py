@@ -110,6 +110,38 @@ _LEADS_INTO_QUESTION = re.compile(r"(?::|\s[—–-]\s)\s*(?=(?:which|what|how|w
                                   r"is|are|was|were|does|do|did|can|could)\b)", re.I)
 
 
+# "make adaptive or decompose", "offline RL or offline imitation methods": the phrases either side of
+# "or", up to three words each, ending at a function word or a punctuation mark.
+_OR = re.compile(r"((?:[A-Za-z][\w-]*\s+){0,2}[A-Za-z][\w-]*)\s*,?\s+or\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2})",
+                 re.I)
+
+
+def alternatives(question: str) -> list[list[set[str]]]:
+    """The phrases the question offers as alternatives, as each side's stemmed words, one list per
+    "A or B": a sentence stating either side states what is asked ("what does each make adaptive or
+    decompose?" is answered by "adaptively controls" in one paper and "decompose" in the other)."""
+    from rag.index.lexical import tokenize
+
+    def side(words: list[str]) -> set[str]:
+        kept: list[str] = []
+        for w in words:  # nearest "or" first
+            stems = tokenize(w, compounds=False)
+            if not stems or w.casefold() in _NO_ALTERNATIVE:
+                break  # a function word ends the phrase
+            kept += stems
+        return set(kept)
+
+    groups = []
+    for m in _OR.finditer(question):
+        before, after = side(m.group(1).split()[::-1]), side(m.group(2).split())
+        if before and after and before != after:
+            groups.append([before, after])
+    return groups
+
+
+_NO_ALTERNATIVE = frozenset("both not none neither either more less other others so".split())
+
+
 def own_terms(question: str, framing: AbstractSet[str] = frozenset()) -> set[str] | None:
     """The words the question sentence asks with, when statements come before it; else None.
 
@@ -367,7 +399,7 @@ _ANSWERED_BY_INSTANCE = frozenset("""
     particular exact other different two three four several baseline baselines setting settings experiment
     experiments result results finding findings goal goals contribution contributions limitation limitations
     advantage advantages class classes category categories family families variant variants name names characteristic characteristics trait traits
-    thing things"""
+    thing things quantity quantities"""
     # What a condition or a test is asked for by ("under what circumstances", "which evaluation"): a
     # clause ("if an LLM fine-tuned on siloed data serves ...") or a name ("AoTBench") answers.
     """ circumstance circumstances condition conditions situation situations case cases scenario scenarios

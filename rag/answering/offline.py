@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, asks_authors, asks_for_name,
+from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, alternatives, asked_detail, asks_authors, asks_for_name,
                                  names_asked_kind, own_terms, question_parts, states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order
 from rag.answering.field_terms import missing_field_terms
@@ -42,6 +42,8 @@ _QUESTION_WORDS = set(tokenize(
     "main key idea contribution contributions many much need needs kind type types called name named "
     # "What two things does X do?": an abstract says what it does, never "thing".
     "thing things "
+    # "What quantity does each make adaptive?": a light verb, and a word answered by the quantity's name.
+    "make makes made making quantity quantities "
     "give list show find use uses used using achieve achieves achieved obtain obtains reach reaches "
     "has have had anyone someone somebody ever please "
     # How results were obtained: abstracts say it with any verb ("experiments on X show"), so the
@@ -338,7 +340,8 @@ def _compose_one(
     required = _or_denies(states_what_is_asked(question, named), question)
     score(pool, meaning, weights, t, lexical=bool(focus) and not crosslingual, asks_for_paper=asks_for_paper,
            named=bool(wanted), required=required,
-           phrases=question_phrases(question, name_terms | _QUESTION_WORDS), near=near)
+           phrases=question_phrases(question, name_terms | _QUESTION_WORDS), near=near,
+           alternatives=alternatives(question))
     if crosslingual:
         score_glosses(pool, meaning, gloss_terms, t, required=required)
     if about_paper_only:

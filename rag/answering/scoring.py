@@ -55,7 +55,8 @@ def meaning_of(sims: np.ndarray, low: float, high: float) -> np.ndarray:
 
 def score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float], t: OfflineSettings, *, lexical: bool,
            asks_for_paper: bool, named: bool, required: Callable[[str], bool] | None = None,
-           phrases: list[tuple[str, str]] | None = None, near: dict[tuple[int, str], float] | None = None) -> None:
+           phrases: list[tuple[str, str]] | None = None, near: dict[tuple[int, str], float] | None = None,
+           alternatives: list[list[set[str]]] | None = None) -> None:
     """Set each candidate's evidence score (see `rag.answering.offline.compose`); `weights` are the focus words' IDFs.
 
     When the question names its paper, the paper is settled and the evidence is whether a
@@ -69,7 +70,9 @@ def score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float],
     which model, dataset or benchmark a named paper used only by a sentence naming one
     (`required`, from `rag.answering.asked`; a sentence lacking it keeps `no_number_factor`).
     A focus word a sentence lacks counts as partly stated by a word of it close in meaning
-    (`near`, from `rag.answering.wording.near_words`).
+    (`near`, from `rag.answering.wording.near_words`). Words the question offers as alternatives
+    ("make adaptive or decompose"; `alternatives`, from `rag.answering.asked.alternatives`) are
+    stated by a sentence stating any one of them.
     """
     focus = list(weights)
     total = sum(weights.values()) or 1.0
@@ -84,6 +87,12 @@ def score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float],
             # is asked ("sample complexity") pick the sentence, not those naming its subject.
             local = local_weights[c.hit_index]
             stated = {x: 1.0 if matches(x, c.terms) else (near or {}).get((n, x), 0.0) for x in focus}
+            for sides in alternatives or ():
+                # each side's share of its focus words; every word of the group counts as the better side
+                shares = [sum(stated[x] for x in w if x in stated) / len([x for x in w if x in stated])
+                          for w in sides if any(x in stated for x in w)]
+                if shares:
+                    stated.update({x: max(shares) for w in sides for x in w if x in stated})
             glob = sum(w * stated[x] for x, w in weights.items()) / total
             loc = sum(w * stated[x] for x, w in local.items()) / (sum(local.values()) or 1.0)
             words = 0.5 * glob + 0.5 * loc
