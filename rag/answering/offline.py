@@ -341,7 +341,9 @@ def _compose_one(
     score(pool, meaning, weights, t, lexical=bool(focus) and not crosslingual, asks_for_paper=asks_for_paper,
            named=bool(wanted), required=required,
            phrases=question_phrases(question, name_terms | _QUESTION_WORDS), near=near,
-           alternatives=alternatives(question))
+           # (not in a question asking for several papers: there "X or Y" widens the topic, and a paper
+           # stating either word would be quoted beside the ones stating the topic)
+           alternatives=alternatives(question) if not many else None)
     if crosslingual:
         score_glosses(pool, meaning, gloss_terms, t, required=required)
     if about_paper_only:
