@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-STRIDE = 8  # every 8th dev question: 140 questions of every type and both languages, ~15 s a process
+STRIDE = 8  # every 8th dev question: ~150 questions of every type and both languages, ~15 s a process
 
 _SCRIPT = """
 import json, sys
