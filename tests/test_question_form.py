@@ -105,3 +105,9 @@ def test_what_quantity_does_it_make_adaptive_is_answered_by_the_quantity_named()
                      "DPO uses a static KL penalty. Alpha learns an adaptive KL penalty for each preference pair. "
                      "Experiments on chat benchmarks show gains.")
     assert not res.refused and "adaptive KL penalty" in res.text, res.text
+
+
+def test_here_names_the_corpus_not_a_topic(seed_settings):
+    # "which works here ...": "here" is the collection asked about, as "in this corpus" is
+    ans = rag.answer("Which works here run their systems on a Unitree G1?", settings=seed_settings)
+    assert not ans.refused and "Unitree G1" in ans.text, ans.text

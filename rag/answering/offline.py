@@ -37,8 +37,8 @@ _QUESTION_WORDS = set(tokenize(
     # Like "method": what is asked is answered by the technique itself, not by the word.
     "technique techniques mechanism mechanisms strategy strategies procedure procedures scheme schemes "
     "tell me about explain mention mentions report reports any there according corpus "
-    # "in the collection", "in this set": the corpus itself, as "corpus" is.
-    "collection "
+    # "in the collection", "in this set", "which works here": the corpus itself, as "corpus" is.
+    "collection here "
     "main key idea contribution contributions many much need needs kind type types called name named "
     # "What two things does X do?": an abstract says what it does, never "thing".
     "thing things "
