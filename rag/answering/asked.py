@@ -20,7 +20,7 @@ from rag.text import mostly_cjk
 _NAMED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨干网络|硬件|环境|平台)"
 # After 哪, also the field's Latin acronyms for such things, which a Chinese question writes as they are
 # ("基于哪个LLM"; before 哪 such a word is more often the subject: "LLM 在哪些任务上 ...").
-_ASKED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨干网络|硬件|环境|平台|(?:M?LLM|VLM|GPU)s?(?![A-Za-z]))"
+_ASKED_THING_ZH = f"(?:{_NAMED_THING_ZH}|(?:M?LLM|VLM|GPU)s?(?![A-Za-z]))"
 # "哪两类数据" asks which kinds (类) of data, answered by a description, as "what class of X" is.
 _ZH_KINDS = "[一两几三四五]?类"
 # ("Which papers build datasets ...?" asks for papers, not for a dataset's name.)

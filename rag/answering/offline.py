@@ -339,11 +339,11 @@ def _compose_one(
             if word_vectors is not None and focus and not crosslingual and t.word_match_low <= 1 else None)
     required = _or_denies(states_what_is_asked(question, named), question)
     score(pool, meaning, weights, t, lexical=bool(focus) and not crosslingual, asks_for_paper=asks_for_paper,
-           named=bool(wanted), required=required,
-           phrases=question_phrases(question, name_terms | _QUESTION_WORDS), near=near,
-           # (not in a question asking for several papers: there "X or Y" widens the topic, and a paper
-           # stating either word would be quoted beside the ones stating the topic)
-           alternatives=alternatives(question) if not many else None)
+          named=bool(wanted), required=required,
+          phrases=question_phrases(question, name_terms | _QUESTION_WORDS), near=near,
+          # (not in a question asking for several papers: there "X or Y" widens the topic, and a paper
+          # stating either word would be quoted beside the ones stating the topic)
+          alternatives=alternatives(question) if not many else None)
     if crosslingual:
         score_glosses(pool, meaning, gloss_terms, t, required=required)
     if about_paper_only:

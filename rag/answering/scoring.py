@@ -19,7 +19,7 @@ from rag.index.lexical import tokenize
 
 
 def score_glosses(pool: list[Candidate], meaning: np.ndarray, groups: list[set[str]], t: OfflineSettings, *,
-                   required: Callable[[str], bool] | None) -> None:
+                  required: Callable[[str], bool] | None) -> None:
     """Let a Chinese question's words count as evidence through their dictionary glosses.
 
     A Chinese question shares no word with an English sentence, so its evidence was meaning alone,
@@ -39,7 +39,7 @@ def score_glosses(pool: list[Candidate], meaning: np.ndarray, groups: list[set[s
 
 
 def together(chosen: list[Candidate], focus: list[str], weights: dict[str, float], t: OfflineSettings, *,
-              lexical: bool) -> float:
+             lexical: bool) -> float:
     """Evidence of several sentences at once: their best meaning, and the focus words they cover together."""
     if not lexical or not focus or len(chosen) < 2:
         return 0.0
@@ -54,9 +54,9 @@ def meaning_of(sims: np.ndarray, low: float, high: float) -> np.ndarray:
 
 
 def score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float], t: OfflineSettings, *, lexical: bool,
-           asks_for_paper: bool, named: bool, required: Callable[[str], bool] | None = None,
-           phrases: list[tuple[str, str]] | None = None, near: dict[tuple[int, str], float] | None = None,
-           alternatives: list[list[set[str]]] | None = None) -> None:
+          asks_for_paper: bool, named: bool, required: Callable[[str], bool] | None = None,
+          phrases: list[tuple[str, str]] | None = None, near: dict[tuple[int, str], float] | None = None,
+          alternatives: list[list[set[str]]] | None = None) -> None:
     """Set each candidate's evidence score (see `rag.answering.offline.compose`); `weights` are the focus words' IDFs.
 
     When the question names its paper, the paper is settled and the evidence is whether a
@@ -89,10 +89,10 @@ def score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float],
             stated = {x: 1.0 if matches(x, c.terms) else (near or {}).get((n, x), 0.0) for x in focus}
             for sides in alternatives or ():
                 # each side's share of its focus words; every word of the group counts as the better side
-                shares = [sum(stated[x] for x in w if x in stated) / len([x for x in w if x in stated])
-                          for w in sides if any(x in stated for x in w)]
+                own = [[x for x in side if x in stated] for side in sides]
+                shares = [sum(stated[x] for x in words) / len(words) for words in own if words]
                 if shares:
-                    stated.update({x: max(shares) for w in sides for x in w if x in stated})
+                    stated.update({x: max(shares) for words in own for x in words})
             glob = sum(w * stated[x] for x, w in weights.items()) / total
             loc = sum(w * stated[x] for x, w in local.items()) / (sum(local.values()) or 1.0)
             words = 0.5 * glob + 0.5 * loc
