@@ -85,6 +85,18 @@ def test_a_label_or_title_quoted_whole_names_its_paper():
     assert index.quoted_titles("Which proxy helps target selection in this framework?") == {}
     assert index.quoted_titles("What do diffusion models learn?") == {}
     assert NameIndex.build(docs).quoted_titles("the Proxy target framework") == {}
+    # A Chinese question may write the title against its characters, with no space between.
+    assert index.quoted_titles("论文Proxy target framework中的代理网络是什么？") == {"proxy target framework": ["a"]}
+
+
+def test_titles_saved_by_an_older_version_are_keyed_as_questions_are(tmp_path):
+    # Before, a key kept a hyphen standing alone and CJK characters: "foo - bar" is now "foo bar".
+    (tmp_path / "names.json").write_text(
+        '{"n_docs": 2, "docs": {}, "titles": {"proxy target framework - spiking": ["a"], "论文proxy target": ["b"]}}',
+        encoding="utf-8")
+    index = NameIndex.load(tmp_path)
+    assert index.quoted_titles("the Proxy target framework: spiking nets") == {"proxy target framework spiking": ["a"]}
+    assert "proxy target" not in index.titles  # two words: no longer a title to look for
 
 
 def test_names_saved_in_an_older_format_are_stale(tmp_path):

@@ -70,6 +70,10 @@ def test_a_chinese_question_quoting_a_label_whole_names_that_paper(seed_settings
                      settings=seed_settings)
     assert not ans.refused
     assert {c.label for c in ans.citations} == {"BraVE", "Value-based framework for continuous control"}, ans.text
+    # written against the Chinese characters, with no space between
+    ans = rag.answer("请比较BraVE和Value-based framework for continuous control各自如何应对巨大的动作空间？",
+                     settings=seed_settings)
+    assert {c.label for c in ans.citations} == {"BraVE", "Value-based framework for continuous control"}, ans.text
 
 
 def test_the_phrases_either_side_of_or_are_alternatives():

@@ -94,7 +94,8 @@ def answer_from(
     else:
         result = compose(asked, hits, similarity=similarity if qvec is not None else None, passages=passages,
                          word_vectors=index.word_vectors if qvec2 is not None else None,
-                         named=retrieval.named, unknown_names=retrieval.unknown_names, thresholds=settings.offline,
+                         named=retrieval.named, unknown_names=retrieval.unknown_names, quoted=retrieval.quoted,
+                         thresholds=settings.offline,
                          second_similarity=second_similarity if qvec2 is not None else None,
                          closeness=_agreed_closeness(retrieval.second_scores, retrieval.paraphrase_scores) or None)
     texts = {cid: text for chunks in passages.values() for cid, text in chunks}

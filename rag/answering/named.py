@@ -7,10 +7,11 @@ word the refusal when a named paper does not state what is asked.
 from __future__ import annotations
 
 import re
-from collections.abc import Set as AbstractSet
+from collections.abc import Mapping, Set as AbstractSet
 
 from rag.answering.asked import TERM_ACRONYM
 from rag.index.lexical import tokenize
+from rag.index.names import title_key
 from rag.types import Hit
 
 # Fewest content words of a label that a question must use to name its paper by them.
@@ -38,17 +39,18 @@ def named_by_label(terms: list[str], hits: list[Hit], share: float, *,
     return out
 
 
-def quoted_labels(question: str, hits: list[Hit]) -> dict[str, list[str]]:
-    """The retrieved papers whose label (or title) of two or more words the question writes whole,
-    as {label: [doc id]}: a Chinese question quoting "Value-based framework for continuous control"
-    names that paper as an English one using its label's words does (`named_by_label`)."""
-    asked = " ".join(re.findall(r"\w+", question.casefold()))
+def quoted_labels(question: str, hits: list[Hit], quoted: Mapping[str, list[str]]) -> dict[str, list[str]]:
+    """The retrieved papers whose label or title the question writes whole, as {label: [doc id]}:
+    a Chinese question quoting "Value-based framework for continuous control" names that paper as
+    an English one using its label's words does (`named_by_label`). `quoted`: the labels and titles
+    the retrieval found quoted (`rag.index.names.NameIndex.quoted_titles`); a part of the question
+    names only those it writes itself."""
+    asked = f" {title_key(question)} "
+    docs = {d for key, ds in quoted.items() if f" {key} " in asked for d in ds}
     out: dict[str, list[str]] = {}
     for h in hits:
-        label = label_text(h)
-        words = re.findall(r"\w+", label.casefold())
-        if len(words) >= 2 and re.search(rf"(?<!\w){re.escape(' '.join(words))}(?!\w)", asked):
-            out.setdefault(label, []).append(h.doc_id)
+        if h.doc_id in docs:
+            out.setdefault(label_text(h), []).append(h.doc_id)
     return out
 
 

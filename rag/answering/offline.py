@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -170,6 +170,7 @@ def _compose_one(
     passages: dict[int, list[tuple[str, str]]] | None = None,
     named: dict[str, list[str]] | None = None,
     unknown_names: Sequence[str] = (),
+    quoted: Mapping[str, list[str]] | None = None,
     thresholds: OfflineSettings | None = None,
     second_similarity: Similarity | None = None,
     closeness: Sequence[float | None] | None = None,
@@ -221,7 +222,7 @@ def _compose_one(
         named = paper_names(named, hits)
     else:  # a paper no name names may be named by its label quoted whole (in English: `named_by_label` below)
         known = {d for docs in named.values() for d in docs}
-        named = {**{k: v for k, v in quoted_labels(question, hits).items() if known.isdisjoint(v)}, **named}
+        named = {**{k: v for k, v in quoted_labels(question, hits, quoted or {}).items() if known.isdisjoint(v)}, **named}
     # "the proxy target framework", "the global convergence proof for single-timescale actor-critic":
     # a paper named by the words of its label or title is named as surely as by a name, and is
     # answered from alone; those words stay focus words (they also say what the question asks about).

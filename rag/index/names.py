@@ -88,8 +88,11 @@ CASUAL_MIN = 4
 TITLE_WORDS = 3
 
 
-def _title_key(text: str) -> str:
-    return " ".join(re.findall(r"[\w-]+", text.casefold()))
+def title_key(text: str) -> str:
+    """Text as a title is compared: its words, case-folded. A CJK character is no part of a word, so a
+    Chinese question writing a title against its characters ("论文Proxy target framework中") quotes it."""
+    return " ".join(re.findall(r"[^\W\u3040-\u30ff\u3400-\u9fff]+(?:-[^\W\u3040-\u30ff\u3400-\u9fff]+)*",
+                               text.casefold()))
 
 
 @dataclass
@@ -119,7 +122,7 @@ class NameIndex:
             plain.update(_LOWER_WORD.findall(text or ""))
         by_title: dict[str, set[str]] = {}
         for doc_id, title in titles:
-            key = _title_key(title or "")
+            key = title_key(title or "")
             if len(key.split()) >= TITLE_WORDS:
                 by_title.setdefault(key, set()).add(doc_id)
         casual = frozenset(key for key, written in spellings.items()
@@ -132,7 +135,7 @@ class NameIndex:
     def quoted_titles(self, question: str) -> dict[str, list[str]]:
         """The labels or titles (of 3+ words) the question quotes whole -> their documents: "the Proxy
         target framework" names that paper as surely as a name would, though none of its words is one."""
-        asked = f" {_title_key(question)} "
+        asked = f" {title_key(question)} "
         keys = {key for word in set(asked.split()) for key in self._titles_by_first_word.get(word, ())}
         return {key: self.titles[key] for key in keys
                 if f" {key} " in asked and len(self.titles[key]) <= self.max_docs}
@@ -200,6 +203,16 @@ class NameIndex:
                            "casual": sorted(self.casual)}, ensure_ascii=False)
 
     @staticmethod
+    def _titles_keyed(saved: dict) -> dict[str, list[str]]:
+        """Saved titles keyed as this version compares them (an older version kept a hyphen standing
+        alone or CJK characters in a key: "foo - bar" is now "foo bar"); titles of one key are merged."""
+        out: dict[str, set[str]] = {}
+        for key, docs in saved.items():
+            if len((new := title_key(str(key))).split()) >= TITLE_WORDS:
+                out.setdefault(new, set()).update(str(d) for d in docs)
+        return {k: sorted(v) for k, v in out.items()}
+
+    @staticmethod
     def current(folder: Path) -> bool:
         """True when the saved names were made in this version's format (FORMAT)."""
         try:
@@ -213,7 +226,7 @@ class NameIndex:
         try:
             data = json.loads((folder / NAMES_FILE).read_text(encoding="utf-8"))
             return cls({str(k): list(v) for k, v in data["docs"].items()}, int(data["n_docs"]),
-                       {str(k): list(v) for k, v in data.get("titles", {}).items()},
+                       cls._titles_keyed(data.get("titles", {})),
                        frozenset(str(k) for k in data.get("casual", ())))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return cls()

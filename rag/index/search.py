@@ -45,6 +45,8 @@ class Retrieval:
     # (those documents rank first), and name-like words no document mentions.
     named: dict[str, list[str]] = field(default_factory=dict)
     unknown_names: list[str] = field(default_factory=list)
+    # Labels or titles (3+ words) the question writes whole, case-folded -> their documents (ranked first too).
+    quoted: dict[str, list[str]] = field(default_factory=dict)
     query_vector: np.ndarray | None = None
     second_vector: np.ndarray | None = None  # the question as the second model embedded it
     # Per hit, the second model's cosine between the question and the hit's chunk (None: no vector).
@@ -190,7 +192,8 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     named, unknown = names.lookup(query) if names is not None else ({}, [])
     wanted = {d for docs in named.values() for d in docs}
     # A label or title the question quotes whole names its paper too (the answerer finds it among the hits).
-    wanted |= {d for docs in (names.quoted_titles(query) if names is not None else {}).values() for d in docs}
+    quoted = names.quoted_titles(query) if names is not None else {}
+    wanted |= {d for docs in quoted.values() for d in docs}
     # Only the chunks that become hits are read from Chroma (fetching every candidate of five
     # rankings, ~150 ids, cost 25-40 ms a question at 5,000 abstracts). A chunk deleted since the
     # BM25 or vector files were built is dropped from every ranking and fusion runs again.
@@ -233,5 +236,5 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
         "fuse": (t4 - t3) * 1000,
     }
     return Retrieval(hits=hits, timings_ms={key: round(v, 2) for key, v in timings.items()}, named=named,
-                     unknown_names=unknown, query_vector=qvec, second_vector=qvec2, second_scores=second_scores,
+                     unknown_names=unknown, quoted=quoted, query_vector=qvec, second_vector=qvec2, second_scores=second_scores,
                      paraphrase_scores=paraphrase_scores)
