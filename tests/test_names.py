@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import rag
-from rag.index.names import NameIndex, extract_names
+from rag.index.names import NameIndex, extract_names, url_names
 
 
 def test_names_are_mixed_case_acronyms_or_letters_with_digits():
@@ -58,6 +58,24 @@ def test_a_greek_prefix_spelled_out_finds_the_name_written_with_the_letter():
     assert index.lookup("What does epsilon-DPO adapt?") == ({"epsilon-DPO": ["a"]}, [])
     assert index.lookup("What does Epsilon-DPO adapt?") == ({"Epsilon-DPO": ["a"]}, [])
     assert index.lookup("What does alpha-DPO adapt?") == ({}, ["alpha-DPO"])  # another letter, another name
+
+
+def test_a_project_link_names_its_project():
+    assert url_names("Videos at https://kungfubot.github.io.") == {"kungfubot"}
+    assert url_names("Code: https://github.com/xuzijie32/Proxy-Target.") == {"proxy-target", "proxytarget"}
+    assert url_names("github.com/zli12321/VideoHallu.git") == {"videohallu"}
+    assert url_names("https://huggingface.co/datasets/someone/BarQA") == {"barqa"}  # not the owner
+    assert url_names("see https://elastic.ashita.nl/ and arXiv:2501.01234") == set()  # no code host: no name
+    index = NameIndex.build([("k", "A humanoid framework. Videos: https://kungfubot.github.io"), ("o", "Other.")])
+    assert index.lookup("Which robot was KungfuBot deployed on?") == ({"KungfuBot": ["k"]}, [])
+
+
+def test_a_paper_named_only_by_its_project_link_is_answered_from(seed_settings):
+    # The KungfuBot abstract calls its method "a physics-based humanoid control framework"; only its
+    # project page writes the name.
+    ans = rag.answer("Which humanoid robot was KungfuBot deployed on?", settings=seed_settings)
+    assert not ans.refused, ans.text
+    assert {c.label for c in ans.citations} == {"Physics-based humanoid control framework"} and "G1" in ans.text
 
 
 def test_an_index_without_names_judges_nothing():

@@ -70,10 +70,29 @@ def extract_names(text: str) -> set[str]:
     return out
 
 
+# A project's page or repository names it, often where the abstract's words do not ("Code at
+# https://kungfubot.github.io" for a method the text calls only "a physics-based humanoid control
+# framework"): the subdomain of a github.io page and the repository of a code host are names too.
+_PROJECT_URL = re.compile(r"(?:https?://)?(?:(?P<page>[A-Za-z0-9][\w-]*)\.github\.io\b"
+                          r"|(?:www\.)?(?:github\.com|gitlab\.com|huggingface\.co(?:/datasets|/spaces)?)/[\w.-]+/(?P<repo>[A-Za-z0-9][\w.-]*))",
+                          re.I)
+
+
+def url_names(text: str) -> set[str]:
+    """The project names a document's links give, case-folded: "kungfubot" (kungfubot.github.io),
+    "proxy-target" and "proxytarget" (github.com/xuzijie32/Proxy-Target)."""
+    out = set()
+    for m in _PROJECT_URL.finditer(text or ""):
+        name = (m.group("page") or re.sub(r"\.git$", "", m.group("repo").rstrip("."))).casefold()
+        if len(name) >= 3 and any(ch.isalpha() for ch in name):
+            out |= {name, re.sub(r"[-_.]", "", name)}
+    return out
+
+
 # What names.json holds (2: also the documents' labels and titles, `NameIndex.titles`; 3: the names a
-# question may type in lower case, `NameIndex.casual`); an index saved with another format is rebuilt
-# by the next ingest, readers go on with what it has.
-FORMAT = 3
+# question may type in lower case, `NameIndex.casual`; 4: the names of project links, `url_names`); an
+# index saved with another format is rebuilt by the next ingest, readers go on with what it has.
+FORMAT = 4
 # Users type names in lower case ("snapvit pruning: ..."). A name the corpus always writes with a capital
 # inside the word after a lower-case letter (SnapViT, PermLLM, JacobianODE) is no word in any case, so a
 # question's lower-case word naming it names it, unless the corpus also writes it as a plain lower-case
@@ -119,6 +138,8 @@ class NameIndex:
             for name in extract_names(text):
                 found.setdefault(name.casefold(), set()).add(doc_id)
                 spellings.setdefault(name.casefold(), set()).add(name)
+            for key in url_names(text):
+                found.setdefault(key, set()).add(doc_id)
             plain.update(_LOWER_WORD.findall(text or ""))
         by_title: dict[str, set[str]] = {}
         for doc_id, title in titles:
