@@ -70,6 +70,13 @@ def test_a_project_link_names_its_project():
     assert index.lookup("Which robot was KungfuBot deployed on?") == ({"KungfuBot": ["k"]}, [])
 
 
+def test_a_hyphenated_name_written_as_capitalised_words_is_that_name():
+    index = NameIndex.build([("p", "A proxy target framework. Code: https://github.com/x/Proxy-Target."),
+                             ("o", "Deep Learning for Other Things.")])
+    assert index.lookup("Under what license is the Proxy Target code released?") == ({"Proxy Target": ["p"]}, [])
+    assert index.lookup("What is Deep Learning for?") == ({}, [])  # no hyphenated name "deep-learning"
+
+
 def test_a_paper_named_only_by_its_project_link_is_answered_from(seed_settings):
     # The KungfuBot abstract calls its method "a physics-based humanoid control framework"; only its
     # project page writes the name.

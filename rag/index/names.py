@@ -107,6 +107,10 @@ CASUAL_MIN = 4
 TITLE_WORDS = 3
 
 
+# Two capitalised words in a row ("Proxy Target"), each found at every position (overlapping pairs).
+_TITLE_PAIR = re.compile(r"\b(?=([A-Z][a-z]+)\s+([A-Z][a-z]+)\b)")
+
+
 def title_key(text: str) -> str:
     """Text as a title is compared: its words, case-folded. A CJK character is no part of a word, so a
     Chinese question writing a title against its characters ("论文Proxy target framework中") quotes it."""
@@ -198,6 +202,14 @@ class NameIndex:
             elif len(docs) <= self.max_docs:
                 named[name] = docs
         seen = {n.casefold() for n in named}
+        # A project name written as capitalised words ("the Proxy Target code") names the project its
+        # link or text hyphenates ("github.com/.../Proxy-Target"): only a known hyphenated name counts.
+        for first, second in _TITLE_PAIR.findall(question):
+            key = f"{first}-{second}".casefold()
+            docs = self.docs.get(key)
+            if docs is not None and key not in seen and len(docs) <= self.max_docs:
+                named[f"{first} {second}"] = docs
+                seen.add(key)
         for word in _LOWER_WORD.findall(question):
             docs = self.docs.get(word) if word in self.casual and word not in seen else None
             if docs is not None and len(docs) <= self.max_docs:
