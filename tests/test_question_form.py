@@ -115,3 +115,54 @@ def test_here_names_the_corpus_not_a_topic(seed_settings):
     # "which works here ...": "here" is the collection asked about, as "in this corpus" is
     ans = rag.answer("Which works here run their systems on a Unitree G1?", settings=seed_settings)
     assert not ans.refused and "Unitree G1" in ans.text, ans.text
+
+
+# Session 27's rules.
+
+def test_the_kind_asked_for_is_answered_by_an_instance_not_the_word():
+    from rag.answering.asked import asked_kind_terms
+
+    assert asked_kind_terms("and what RL algorithm drives the multi-step lookahead?") == {"rl", "algorithm"}
+    assert asked_kind_terms("In X, which model gives local guidance?") == {"model"}
+    assert asked_kind_terms("X: what property of the focal stack does it use?") == set(tokenize("property"))
+    # a kind qualified by other words says which instance is meant, or asks for something else
+    assert asked_kind_terms("Which spiking neuron models were tested with X?") == set()
+    assert asked_kind_terms("What auxiliary model does X train?") == set()
+    assert asked_kind_terms("What absolute task success rate does X reach?") == set()
+    assert asked_kind_terms("What does X do?") == set()
+    assert asked_kind_terms("and which two overheads of prior methods does it avoid?") == set()  # "overheads": no verb
+
+
+def test_a_comparison_may_describe_the_paper_it_does_not_name(seed_settings):
+    # The paper named is quoted for its part; the one described is the retrieved abstract closest to
+    # the description (before, only the named paper was quoted, or the question refused).
+    for question, labels in [
+        ("Compare BraVE with the paper that learns humanoid skills from human videos: what does each learn from?",
+         {"BraVE", "Physics-based humanoid control framework"}),
+        ("RoboRefer and the work on reversing trajectories for robot manipulation: what does each use "
+         "reinforcement fine-tuning or augmentation for?", {"RoboRefer", "TR-DRL"}),
+    ]:
+        ans = rag.answer(question, settings=seed_settings)
+        assert {c.label for c in ans.citations} == labels, (question, ans.text)
+
+
+def test_a_name_written_in_another_case_by_another_paper_is_not_that_paper():
+    from rag.answering.named import as_spelled
+
+    texts = {"a": "DISCO guides diffusion without gradients.", "b": "Disentanglement via Contrast (DisCo) ..."}
+    assert as_spelled({"DISCO": ["a", "b"]}, texts) == {"DISCO": ["a"]}
+    assert as_spelled({"disco": ["a", "b"]}, texts) == {"disco": ["a", "b"]}  # typed in lower case: either
+    assert as_spelled({"Disco": ["a", "b"]}, texts) == {"Disco": ["a", "b"]}  # neither writes it so: both
+
+
+def test_two_papers_named_after_a_word_counting_them_are_the_papers_asked_about(seed_settings):
+    # "These two papers ...: X and Y" points at the papers it names; it does not ask for others
+    # (before: the first refused, the second also quoted papers it did not name).
+    for question, labels in [
+        ("These two papers make deployed vision networks cheaper: SnapViT and UAT. How does each one decide "
+         "how much compute to spend?", {"SnapViT", "UAT"}),
+        ("Both papers learn from fixed datasets without new interaction: IOSTOM and VDT. What does each one "
+         "learn from the data?", {"IOSTOM", "VDT"}),
+    ]:
+        ans = rag.answer(question, settings=seed_settings)
+        assert {c.label for c in ans.citations} == labels, (question, ans.text)

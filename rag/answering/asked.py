@@ -505,6 +505,36 @@ def _attribute_terms_zh(question: str) -> set[str]:
             for x in tokenize(w, compounds=False)}
 
 
+# "What RL algorithm drives ...?", "which model gives ...", "what property of ...": what/which, the kind
+# asked for, then the verb or preposition going on with the question.
+_WHAT_KIND = re.compile(r"\b(?:what|which)\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s+(is|are|was|were|does|do|did|has|have|had|"
+                        r"can|could|would|will|of|for|in|on|to|from|by|with|that|\w+(?<!ss)(?<!us)(?<!is)s|\w+ed)\b", re.I)
+
+
+# Words of `_ANSWERED_BY_INSTANCE` that qualify a kind rather than name one: "which two overheads" is
+# no kind "two" followed by a verb.
+_QUALIFIERS = frozenset("""main key new novel specific particular exact other different two three four several hard
+    harder hardest difficult challenging easy easier simple simpler complex strong stronger strongest weak weaker
+    good better best""".split())
+
+
+def asked_kind_terms(question: str) -> set[str]:
+    """The stemmed words of a "what/which <kind> <verb> ...?" phrase that an answer names an instance of
+    rather than repeats: "algorithm" in "what RL algorithm drives the lookahead?" is answered by "PPO",
+    so a sentence stating the lookahead need not say "algorithm" (`_ANSWERED_BY_INSTANCE`). Only a kind
+    qualified by nothing but a field's acronym ("RL"): "which spiking neuron models", "what auxiliary
+    model", "what task success rate" say which instance, or ask for something else."""
+    from rag.index.lexical import tokenize
+
+    out: set[str] = set()
+    for m in _WHAT_KIND.finditer(question):
+        words = m.group(1).split()
+        if words[-1].casefold() in _ANSWERED_BY_INSTANCE and words[-1].casefold() not in _QUALIFIERS \
+                and all(w.casefold() in _ANSWERED_BY_INSTANCE or TERM_ACRONYM.fullmatch(w) for w in words):
+            out.update(x for w in words for x in tokenize(w, compounds=False))
+    return out
+
+
 def asked_detail(question: str, named: dict[str, list[str]] | None = None) -> str:
     """What an English question asks for, as a refusal can name it: "the kernel function" for "What
     kernel function does X use?", "the number of GPU hours" for "How many GPU hours ...?"; else "it"."""

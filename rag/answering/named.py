@@ -117,6 +117,19 @@ def paper_names(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list[
     return labelling(named, hits) or named
 
 
+def as_spelled(named: dict[str, list[str]], texts: dict[str, str]) -> dict[str, list[str]]:
+    """The names of the question, each with only the documents writing it as the question does, when
+    some do and some write it otherwise: "DISCO" is not "DisCo" (a distractor's "Disentanglement via
+    Contrast"), though the index of names folds case. `texts`: doc id -> its label and text. A name
+    typed in lower case ("snapvit") and one every document writes alike keep all their documents."""
+    out = {}
+    for name, docs in named.items():
+        exact = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w])")
+        spelled = [d for d in docs if exact.search(texts.get(d, ""))] if name != name.casefold() else docs
+        out[name] = spelled if spelled and len(docs) > 1 else docs
+    return out
+
+
 def labelling(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list[str]]:
     """The names that label (or title) a retrieved abstract mentioning them: the papers' own names."""
     labels = {h.doc_id: label_key(h) for h in hits}

@@ -12,11 +12,12 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, alternatives, asked_detail, asks_authors, asks_for_name,
+from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, alternatives, asked_detail, asked_kind_terms,
+                                 asks_authors, asks_for_name,
                                  names_asked_kind, own_terms, question_parts, states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order
 from rag.answering.field_terms import missing_field_terms
-from rag.answering.named import (labelling, named_by_label, not_stated, paper_names, papers_named, quoted_labels,
+from rag.answering.named import (as_spelled, labelling, named_by_label, not_stated, paper_names, papers_named, quoted_labels,
                                  recorded_authors, without_examples, without_field_acronyms)
 from rag.answering.quantity import asks_quantity as _asks_quantity, counted, numbers_in
 from rag.answering.quoting import (cited, denial, denies, passages_shown, render, with_denial,
@@ -105,6 +106,8 @@ _FRAMING_GLOSSES = _QUESTION_WORDS | _COMPARISON_TERMS | set(tokenize(
 _ASKS_FOR_PAPERS = re.compile(r"\b(?:papers|articles)\b|\b(?:which|these|those|both|two|three|several|other)\s+"
                               r"(?:works|studies)\b|(?<!这篇)(?<!该篇)(?<!此篇)(?<!本篇)(?<!哪篇)(?<!一篇)"
                               r"(?<!这)(?<!该)(?<!此)(?<!本)(?<![A-Za-z0-9)\]])(?<![A-Za-z0-9)\]] )论文", re.I)
+_POINTS_AT_PAPERS = re.compile(r"\b(?:two|three|both|these|those)\s+(?:[\w-]+\s+){0,2}?(?:papers|articles|works|studies)\b",
+                               re.I)
 # "What is proposed ...?", "Which method does X introduce?", "Which paper ...?": asks for the
 # paper's own proposal.
 _ASKS_PROPOSED = re.compile(r"\b(?:propos|introduc)\w*|\bwhich\s+(?:paper|papers|work|works)\b|提出|哪篇|哪些论文", re.I)
@@ -218,6 +221,8 @@ def _compose_one(
     # In an English question a second name may be the detail asked about (its words are then focus
     # words); a Chinese question's Latin-script words are not scored as words, only by meaning.
     named = without_examples(named or {}, question)
+    if any(len(docs) > 1 for docs in named.values()):
+        named = as_spelled(named, _texts_of(hits, passages))
     if not crosslingual:
         named = paper_names(named, hits)
     else:  # a paper no name names may be named by its label quoted whole (in English: `named_by_label` below)
@@ -239,8 +244,13 @@ def _compose_one(
         # (Not in one paper's part of such a question: the part is that paper's alone, though the
         # other's label words remain in its text.)
         named = {**named_by_label(terms, hits, min(t.label_share, t.compare_label_share), framing=_QUESTION_WORDS), **named}
+        if len(papers_named(named)) == 1 and by_paper and similarity is not None:
+            named = {**named, **_described_other(question, hits, named, similarity)}
     wanted = {d for docs in named.values() for d in docs}
-    many = bool((_ASKS_FOR_PAPERS if wanted else _ASKS_FOR_SEVERAL).search(question))
+    # "Two value-based papers avoid ...: X and Y. How does each ...?": with two papers named, a word
+    # counting or pointing at papers refers to them (also in one paper's part of it); it asks for no others.
+    pointed = _POINTS_AT_PAPERS.sub(" ", question) if len(papers_named(named)) >= 2 or one_of else question
+    many = bool((_ASKS_FOR_PAPERS if wanted else _ASKS_FOR_SEVERAL).search(pointed))
     if unknown_names and named and not many and not labelling(named, hits):
         # "How many GPU hours did FLOWER need?": the names the corpus knows ("GPU") are details, none
         # is a paper's own name, so the name it does not know is the paper asked about.
@@ -318,6 +328,12 @@ def _compose_one(
             return _together_answered(answered + [replace(whole, quoted=rest)], hits, passages)
     if _asks_quantity(question):
         focus = [x for x in focus if x not in _QUANTITY_WORDS] or focus
+    # "What RL algorithm drives the lookahead?": a sentence naming the algorithm ("use PPO for adaptive
+    # multi-step lookahead") answers without the word; the rest of the question says which sentence.
+    # (Not "Which papers introduce benchmarks ...?": there the kind is the topic the papers share.)
+    if not many:
+        kept = [x for x in focus if x not in asked_kind_terms(question)]
+        focus = kept if any(x not in _EACH_TERMS for x in kept) else focus
     # With the paper settled by its name, every sentence of it is "about" the name: what
     # separates the one that answers is its closeness to the rest of the question.
     # A question asking only about the named paper ("What does RoboRefer do?") is answered by
@@ -525,6 +541,39 @@ def _each_naming_paper(pool: list[Candidate], named: dict[str, list[str]], t: Of
 def _gloss_groups(question: str, skip: set[str]) -> list[set[str]]:
     """The stemmed English glosses of each Chinese content word of the question, one set per word."""
     return [g for g in (set(tokenize(x, compounds=False)) - skip for x in glosses(question)) if g]
+
+
+# "Compare ε-DPO with the reward-model paper that splits the reward into ...", "X and the work on Y both
+# ...": a paper described, not named, beside one named. The description runs to the end of its clause.
+_DESCRIBES_PAPER = re.compile(r"\b(?:the|a)\s+(?:[\w/-]+\s+){0,5}?(?:paper|work|study|method|approach|framework)\s+"
+                              r"(?:that|which|where|on|about|proposing|introducing|using|for)\s+[^:;?.—–]+", re.I)
+
+
+def _described_other(question: str, hits: list[Hit], named: dict[str, list[str]],
+                     similarity: Similarity) -> dict[str, list[str]]:
+    """{description: [doc id]} for the paper a comparison describes beside the one it names, or {}.
+
+    The retrieved abstract (not the named paper's) closest in meaning to the description is the
+    paper meant: the asker compares two papers, and describes the one whose name they do not give.
+    """
+    m = _DESCRIBES_PAPER.search(question)
+    if not m or any(n.casefold() in m.group().casefold() for n in named):
+        return {}
+    wanted = {d for docs in named.values() for d in docs}
+    others = [h for h in hits if h.doc_id not in wanted]
+    if not others:
+        return {}
+    sims = np.asarray(similarity([h.text for h in others], m.group()), dtype=np.float32)
+    return {m.group().strip(): [others[int(np.argmax(sims))].doc_id]}
+
+
+def _texts_of(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | None) -> dict[str, str]:
+    """Doc id -> its label and every retrieved chunk of its text."""
+    out: dict[str, str] = {}
+    for i, h in enumerate(hits):
+        chunks = [text for _, text in (passages or {}).get(i, [])] or [h.text]
+        out[h.doc_id] = " ".join([out.get(h.doc_id, ""), h.label or "", h.title or "", *chunks])
+    return out
 
 
 def _without_names(question: str, named: dict[str, list[str]] | None) -> str:
