@@ -166,3 +166,27 @@ def test_two_papers_named_after_a_word_counting_them_are_the_papers_asked_about(
     ]:
         ans = rag.answer(question, settings=seed_settings)
         assert {c.label for c in ans.citations} == labels, (question, ans.text)
+
+
+def test_two_papers_described_without_names_are_each_answered_from(seed_settings):
+    # Each description picks the retrieved abstract closest to it (a different one for each), and each
+    # paper's part is answered on its own (before, both questions were refused).
+    for question, labels, facts in [
+        ("For the phone-app RL agent paper and the video arrow-of-time paper, which benchmark does each one "
+         "evaluate on or release?", {"SoLS", "ArrowRL"}, ["AndroidWorld", "AoTBench"]),
+        ("Take the humanoid kung fu paper and the spatial referring robot paper: on which robot does each one run?",
+         {"Physics-based humanoid control framework", "RoboRefer"}, ["G1"]),
+    ]:
+        ans = rag.answer(question, settings=seed_settings)
+        assert {c.label for c in ans.citations} == labels and all(f in ans.text for f in facts), ans.text
+
+
+def test_a_refusal_about_papers_each_named_once_names_them_by_their_labels():
+    from rag.answering.named import not_stated
+
+    hits = [Hit(doc_id="a", title="", text="", score=1.0, chunk_id="a:0", label="RoTO"),
+            Hit(doc_id="b", title="", text="", score=0.9, chunk_id="b:0", label="TR-DRL")]
+    named = {"the tactile paper": ["a"], "the work on reversal": ["b"]}
+    assert not_stated(hits, {"a", "b"}, named) == "The RoTO and TR-DRL abstracts do not state it."
+    # a name two papers share still says what the question wrote
+    assert not_stated(hits, {"a", "b"}, {"G1": ["a", "b"]}) == "No abstract that mentions G1 states it."

@@ -156,6 +156,11 @@ def not_stated(hits: list[Hit], wanted: set[str], named: dict[str, list[str]], w
     for group in (docs, exact, own):  # one abstract; else the one labelled by the name; else holding it
         if len({h.doc_id for h in group}) == 1:
             return f"The {group[0].label or group[0].title} abstract does not state {what}."
+    # Each name one paper ("Compare X and the paper on Y"): those papers, by the labels they are cited by.
+    papers = {docs[0] for docs in named.values() if len(docs) == 1}
+    if len(named) >= 2 and len(papers) == len(named) and papers <= {h.doc_id for h in docs}:
+        labels = list(dict.fromkeys(h.label or h.title for h in docs if h.doc_id in papers))
+        return f"The {' and '.join([', '.join(labels[:-1]), labels[-1]])} abstracts do not state {what}."
     return f"No abstract that mentions {', '.join(named)} states {what}."
 
 

@@ -236,6 +236,7 @@ def _compose_one(
     described = not named and not crosslingual and t.label_share <= 1 and not _ASKS_WHICH_PAPER.search(question)
     named = named or (named_by_label(terms, hits, t.label_share, framing=_QUESTION_WORDS) if described else {})
     described = described and bool(named)
+    from_descriptions = False
     if named and not described and not crosslingual and t.label_share <= 1 and not one_of \
             and (any(x in _COMPARISON_TERMS for x in terms) or _ASKS_OF_EACH.search(question)):
         # "Compare BraVE and the value-based framework for continuous control", "LTS-P and the paper on
@@ -246,6 +247,12 @@ def _compose_one(
         named = {**named_by_label(terms, hits, min(t.label_share, t.compare_label_share), framing=_QUESTION_WORDS), **named}
         if len(papers_named(named)) == 1 and by_paper and similarity is not None:
             named = {**named, **_described_other(question, hits, named, similarity)}
+    elif not named and not crosslingual and t.label_share <= 1 and not one_of and by_paper and similarity is not None \
+            and (any(x in _COMPARISON_TERMS for x in terms) or _ASKS_OF_EACH.search(question)):
+        # "For the tactile-sensing RL paper and the time-reversal symmetry paper, which benchmark does each
+        # use?": two papers described, none named; each is the retrieved abstract closest to its description.
+        named = _described_papers(question, hits, similarity)
+        from_descriptions = bool(named)
     wanted = {d for docs in named.values() for d in docs}
     # "Two value-based papers avoid ...: X and Y. How does each ...?": with two papers named, a word
     # counting or pointing at papers refers to them (also in one paper's part of it); it asks for no others.
@@ -318,7 +325,9 @@ def _compose_one(
             lower = t.model_copy(update={"min_evidence": t.each_evidence})
             answered += [r for r in (part(names, lower) for names, p in zip(papers, parts)
                                      if p.refused and p.coverage >= t.each_evidence) if not r.refused]
-        if answered:
+        # (Papers guessed from descriptions are answered so only when each answers: a description may
+        # pick the wrong paper, and the question judged whole then quotes the papers that do answer.)
+        if answered and (not from_descriptions or len(answered) >= len(papers)):
             # A paper whose own answer falls short may still be quoted by the question judged whole,
             # where its sentence need only come near the other paper's ("a tree of sub-actions" beside
             # "a decision tree").
@@ -326,6 +335,8 @@ def _compose_one(
             done = {c.hit_index for r in answered for c in r.quoted}
             rest = [] if whole.refused else [c for c in whole.quoted if c.hit_index not in done]
             return _together_answered(answered + [replace(whole, quoted=rest)], hits, passages)
+        if from_descriptions:  # not every described paper answers on its own: judged whole, as before the guess
+            return _compose_one(question, hits, named={}, unknown_names=unknown_names, by_paper=False, **options)
     if _asks_quantity(question):
         focus = [x for x in focus if x not in _QUANTITY_WORDS] or focus
     # "What RL algorithm drives the lookahead?": a sentence naming the algorithm ("use PPO for adaptive
@@ -573,6 +584,30 @@ def _texts_of(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | None
     for i, h in enumerate(hits):
         chunks = [text for _, text in (passages or {}).get(i, [])] or [h.text]
         out[h.doc_id] = " ".join([out.get(h.doc_id, ""), h.label or "", h.title or "", *chunks])
+    return out
+
+
+# "the tactile-sensing manipulation RL paper", "the work on time reversal": a paper described by a few words.
+_PAPER_DESCRIBED = re.compile(r"\bthe\s+(?:(?:(?!(?:and|the|on|about|that|which)\b)[\w/-]+\s+){1,6}?(?:paper|work|study)\b|(?:paper|work|study)\s+"
+                              r"(?:that|which|on|about|proposing|introducing|using)\s+[^:;?.,—–]+?(?=\s+and\s+the\b|[:;?.,—–]|$))",
+                              re.I)
+
+
+def _described_papers(question: str, hits: list[Hit], similarity: Similarity) -> dict[str, list[str]]:
+    """{description: [doc id]} for two or more papers a question describes without naming, or {}: each is
+    the retrieved abstract closest in meaning to its description, a different one for each."""
+    described = [m.group().strip() for m in _PAPER_DESCRIBED.finditer(question)]
+    if len(described) < 2 or len(hits) < len(described):
+        return {}
+    out: dict[str, list[str]] = {}
+    taken: set[str] = set()
+    for text in described:
+        sims = np.asarray(similarity([h.text for h in hits], text), dtype=np.float32)
+        best = next((hits[int(i)].doc_id for i in np.argsort(-sims, kind="stable") if hits[int(i)].doc_id not in taken), None)
+        if best is None:
+            return {}
+        out[text] = [best]
+        taken.add(best)
     return out
 
 
