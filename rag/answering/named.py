@@ -1,4 +1,5 @@
-"""Which papers a question names: by a name, or by the words of a paper's label or title.
+"""Which papers a question names: by a name, by the words of a paper's label or title, or by a
+description in a comparison ("Compare X with the paper that ...").
 
 The offline answerer quotes a named paper alone (`rag.answering.offline`); these functions decide
 which of the names a question holds are papers' own names and which are details asked about, and
@@ -7,13 +8,17 @@ word the refusal when a named paper does not state what is asked.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Set as AbstractSet
+from collections.abc import Callable, Mapping, Set as AbstractSet
+
+import numpy as np
 
 from rag.answering.asked import TERM_ACRONYM
 from rag.index.lexical import tokenize
 from rag.index.names import title_key
 from rag.types import Hit
 
+# similarity(sentences, question) -> cosine of each sentence to the question text given (the bundled embedder).
+Similarity = Callable[[list[str], str], "np.ndarray"]
 # Fewest content words of a label that a question must use to name its paper by them.
 LABEL_WORDS = 3
 
@@ -173,3 +178,60 @@ def recorded_authors(hits: list[Hit], wanted: set[str]) -> str:
         return ""
     authors = next(iter(docs.values())).authors
     return f" Its record lists the authors: {authors}." if authors else ""
+
+
+# "Compare ε-DPO with the reward-model paper that splits the reward into ...", "X and the work on Y both
+# ...": a paper described, not named, beside one named. The description runs to the end of its clause.
+_DESCRIBES_PAPER = re.compile(r"\b(?:the|a)\s+(?:[\w/-]+\s+){0,5}?(?:paper|work|study|method|approach|framework)\s+"
+                              r"(?:that|which|where|on|about|proposing|introducing|using|for)\s+[^:;?.—–]+", re.I)
+
+
+def described_other(question: str, hits: list[Hit], named: dict[str, list[str]],
+                     similarity: Similarity) -> dict[str, list[str]]:
+    """{description: [doc id]} for the paper a comparison describes beside the one it names, or {}.
+
+    The retrieved abstract (not the named paper's) closest in meaning to the description is the
+    paper meant: the asker compares two papers, and describes the one whose name they do not give.
+    """
+    m = _DESCRIBES_PAPER.search(question)
+    if not m or any(n.casefold() in m.group().casefold() for n in named):
+        return {}
+    wanted = {d for docs in named.values() for d in docs}
+    others = [h for h in hits if h.doc_id not in wanted]
+    if not others:
+        return {}
+    sims = np.asarray(similarity([h.text for h in others], m.group()), dtype=np.float32)
+    return {m.group().strip(): [others[int(np.argmax(sims))].doc_id]}
+
+
+def texts_of(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | None) -> dict[str, str]:
+    """Doc id -> its label and every retrieved chunk of its text."""
+    out: dict[str, str] = {}
+    for i, h in enumerate(hits):
+        chunks = [text for _, text in (passages or {}).get(i, [])] or [h.text]
+        out[h.doc_id] = " ".join([out.get(h.doc_id, ""), h.label or "", h.title or "", *chunks])
+    return out
+
+
+# "the tactile-sensing manipulation RL paper", "the work on time reversal": a paper described by a few words.
+_PAPER_DESCRIBED = re.compile(r"\bthe\s+(?:(?:(?!(?:and|the|on|about|that|which)\b)[\w/-]+\s+){1,6}?(?:paper|work|study)\b|(?:paper|work|study)\s+"
+                              r"(?:that|which|on|about|proposing|introducing|using)\s+[^:;?.,—–]+?(?=\s+and\s+the\b|[:;?.,—–]|$))",
+                              re.I)
+
+
+def described_papers(question: str, hits: list[Hit], similarity: Similarity) -> dict[str, list[str]]:
+    """{description: [doc id]} for two or more papers a question describes without naming, or {}: each is
+    the retrieved abstract closest in meaning to its description, a different one for each."""
+    described = [m.group().strip() for m in _PAPER_DESCRIBED.finditer(question)]
+    if len(described) < 2 or len(hits) < len(described):
+        return {}
+    out: dict[str, list[str]] = {}
+    taken: set[str] = set()
+    for text in described:
+        sims = np.asarray(similarity([h.text for h in hits], text), dtype=np.float32)
+        best = next((hits[int(i)].doc_id for i in np.argsort(-sims, kind="stable") if hits[int(i)].doc_id not in taken), None)
+        if best is None:
+            return {}
+        out[text] = [best]
+        taken.add(best)
+    return out

@@ -17,8 +17,9 @@ from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, alternatives, as
                                  names_asked_kind, own_terms, question_parts, states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order
 from rag.answering.field_terms import missing_field_terms
-from rag.answering.named import (as_spelled, labelling, named_by_label, not_stated, paper_names, papers_named, quoted_labels,
-                                 recorded_authors, without_examples, without_field_acronyms)
+from rag.answering.named import (Similarity, as_spelled, described_other, described_papers, labelling, named_by_label,
+                                 not_stated, paper_names, papers_named, quoted_labels, recorded_authors, texts_of,
+                                 without_examples, without_field_acronyms)
 from rag.answering.quantity import asks_quantity as _asks_quantity, counted, numbers_in
 from rag.answering.quoting import (cited, denial, denies, passages_shown, render, with_denial,
                                    with_each_paper, with_followers, with_next_best, with_proposal)
@@ -144,10 +145,6 @@ def content_terms(question: str) -> list[str]:
     return [t for t in dict.fromkeys(tokenize(question, compounds=False)) if t not in _QUESTION_WORDS]
 
 
-# similarity(sentences, question) -> cosine of each sentence to the question text given.
-Similarity = Callable[[list[str], str], "np.ndarray"]
-
-
 def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
     """Answer from hits by sentence extraction, or refuse (see `_compose_one` for the options).
 
@@ -222,7 +219,7 @@ def _compose_one(
     # words); a Chinese question's Latin-script words are not scored as words, only by meaning.
     named = without_examples(named or {}, question)
     if any(len(docs) > 1 for docs in named.values()):
-        named = as_spelled(named, _texts_of(hits, passages))
+        named = as_spelled(named, texts_of(hits, passages))
     if not crosslingual:
         named = paper_names(named, hits)
     else:  # a paper no name names may be named by its label quoted whole (in English: `named_by_label` below)
@@ -246,12 +243,12 @@ def _compose_one(
         # other's label words remain in its text.)
         named = {**named_by_label(terms, hits, min(t.label_share, t.compare_label_share), framing=_QUESTION_WORDS), **named}
         if len(papers_named(named)) == 1 and by_paper and similarity is not None:
-            named = {**named, **_described_other(question, hits, named, similarity)}
+            named = {**named, **described_other(question, hits, named, similarity)}
     elif not named and not crosslingual and t.label_share <= 1 and not one_of and by_paper and similarity is not None \
             and (any(x in _COMPARISON_TERMS for x in terms) or _ASKS_OF_EACH.search(question)):
         # "For the tactile-sensing RL paper and the time-reversal symmetry paper, which benchmark does each
         # use?": two papers described, none named; each is the retrieved abstract closest to its description.
-        named = _described_papers(question, hits, similarity)
+        named = described_papers(question, hits, similarity)
         from_descriptions = bool(named)
     wanted = {d for docs in named.values() for d in docs}
     # "Two value-based papers avoid ...: X and Y. How does each ...?": with two papers named, a word
@@ -552,63 +549,6 @@ def _each_naming_paper(pool: list[Candidate], named: dict[str, list[str]], t: Of
 def _gloss_groups(question: str, skip: set[str]) -> list[set[str]]:
     """The stemmed English glosses of each Chinese content word of the question, one set per word."""
     return [g for g in (set(tokenize(x, compounds=False)) - skip for x in glosses(question)) if g]
-
-
-# "Compare ε-DPO with the reward-model paper that splits the reward into ...", "X and the work on Y both
-# ...": a paper described, not named, beside one named. The description runs to the end of its clause.
-_DESCRIBES_PAPER = re.compile(r"\b(?:the|a)\s+(?:[\w/-]+\s+){0,5}?(?:paper|work|study|method|approach|framework)\s+"
-                              r"(?:that|which|where|on|about|proposing|introducing|using|for)\s+[^:;?.—–]+", re.I)
-
-
-def _described_other(question: str, hits: list[Hit], named: dict[str, list[str]],
-                     similarity: Similarity) -> dict[str, list[str]]:
-    """{description: [doc id]} for the paper a comparison describes beside the one it names, or {}.
-
-    The retrieved abstract (not the named paper's) closest in meaning to the description is the
-    paper meant: the asker compares two papers, and describes the one whose name they do not give.
-    """
-    m = _DESCRIBES_PAPER.search(question)
-    if not m or any(n.casefold() in m.group().casefold() for n in named):
-        return {}
-    wanted = {d for docs in named.values() for d in docs}
-    others = [h for h in hits if h.doc_id not in wanted]
-    if not others:
-        return {}
-    sims = np.asarray(similarity([h.text for h in others], m.group()), dtype=np.float32)
-    return {m.group().strip(): [others[int(np.argmax(sims))].doc_id]}
-
-
-def _texts_of(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | None) -> dict[str, str]:
-    """Doc id -> its label and every retrieved chunk of its text."""
-    out: dict[str, str] = {}
-    for i, h in enumerate(hits):
-        chunks = [text for _, text in (passages or {}).get(i, [])] or [h.text]
-        out[h.doc_id] = " ".join([out.get(h.doc_id, ""), h.label or "", h.title or "", *chunks])
-    return out
-
-
-# "the tactile-sensing manipulation RL paper", "the work on time reversal": a paper described by a few words.
-_PAPER_DESCRIBED = re.compile(r"\bthe\s+(?:(?:(?!(?:and|the|on|about|that|which)\b)[\w/-]+\s+){1,6}?(?:paper|work|study)\b|(?:paper|work|study)\s+"
-                              r"(?:that|which|on|about|proposing|introducing|using)\s+[^:;?.,—–]+?(?=\s+and\s+the\b|[:;?.,—–]|$))",
-                              re.I)
-
-
-def _described_papers(question: str, hits: list[Hit], similarity: Similarity) -> dict[str, list[str]]:
-    """{description: [doc id]} for two or more papers a question describes without naming, or {}: each is
-    the retrieved abstract closest in meaning to its description, a different one for each."""
-    described = [m.group().strip() for m in _PAPER_DESCRIBED.finditer(question)]
-    if len(described) < 2 or len(hits) < len(described):
-        return {}
-    out: dict[str, list[str]] = {}
-    taken: set[str] = set()
-    for text in described:
-        sims = np.asarray(similarity([h.text for h in hits], text), dtype=np.float32)
-        best = next((hits[int(i)].doc_id for i in np.argsort(-sims, kind="stable") if hits[int(i)].doc_id not in taken), None)
-        if best is None:
-            return {}
-        out[text] = [best]
-        taken.add(best)
-    return out
 
 
 def _without_names(question: str, named: dict[str, list[str]] | None) -> str:
