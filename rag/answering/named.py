@@ -196,12 +196,18 @@ def described_other(question: str, hits: list[Hit], named: dict[str, list[str]],
     m = _DESCRIBES_PAPER.search(question)
     if not m or any(n.casefold() in m.group().casefold() for n in named):
         return {}
-    wanted = {d for docs in named.values() for d in docs}
-    others = [h for h in hits if h.doc_id not in wanted]
+    best = _closest(m.group(), hits, similarity, taken={d for docs in named.values() for d in docs})
+    return {m.group().strip(): [best]} if best is not None else {}
+
+
+def _closest(description: str, hits: list[Hit], similarity: Similarity, *, taken: AbstractSet[str]) -> str | None:
+    """The doc id of the retrieved abstract closest in meaning to a description of a paper, among those
+    not `taken`; None when every one is (ties: the better-ranked hit)."""
+    others = [h for h in hits if h.doc_id not in taken]
     if not others:
-        return {}
-    sims = np.asarray(similarity([h.text for h in others], m.group()), dtype=np.float32)
-    return {m.group().strip(): [others[int(np.argmax(sims))].doc_id]}
+        return None
+    sims = np.asarray(similarity([h.text for h in others], description), dtype=np.float32)
+    return others[int(np.argmax(sims))].doc_id
 
 
 def texts_of(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | None) -> dict[str, str]:
@@ -226,12 +232,9 @@ def described_papers(question: str, hits: list[Hit], similarity: Similarity) -> 
     if len(described) < 2 or len(hits) < len(described):
         return {}
     out: dict[str, list[str]] = {}
-    taken: set[str] = set()
     for text in described:
-        sims = np.asarray(similarity([h.text for h in hits], text), dtype=np.float32)
-        best = next((hits[int(i)].doc_id for i in np.argsort(-sims, kind="stable") if hits[int(i)].doc_id not in taken), None)
+        best = _closest(text, hits, similarity, taken={d for docs in out.values() for d in docs})
         if best is None:
             return {}
         out[text] = [best]
-        taken.add(best)
     return out

@@ -234,8 +234,10 @@ def _compose_one(
     named = named or (named_by_label(terms, hits, t.label_share, framing=_QUESTION_WORDS) if described else {})
     described = described and bool(named)
     from_descriptions = False
-    if named and not described and not crosslingual and t.label_share <= 1 and not one_of \
-            and (any(x in _COMPARISON_TERMS for x in terms) or _ASKS_OF_EACH.search(question)):
+    # A comparison, or a question asked of each paper (not in one paper's part of one).
+    of_each = not crosslingual and t.label_share <= 1 and not one_of \
+        and bool(any(x in _COMPARISON_TERMS for x in terms) or _ASKS_OF_EACH.search(question))
+    if named and not described and of_each:
         # "Compare BraVE and the value-based framework for continuous control", "LTS-P and the paper on
         # the value of stochastic predictions ... What does each consider?": one paper by its name, the
         # other by its label's words; both are the papers compared, or asked about each.
@@ -244,8 +246,7 @@ def _compose_one(
         named = {**named_by_label(terms, hits, min(t.label_share, t.compare_label_share), framing=_QUESTION_WORDS), **named}
         if len(papers_named(named)) == 1 and by_paper and similarity is not None:
             named = {**named, **described_other(question, hits, named, similarity)}
-    elif not named and not crosslingual and t.label_share <= 1 and not one_of and by_paper and similarity is not None \
-            and (any(x in _COMPARISON_TERMS for x in terms) or _ASKS_OF_EACH.search(question)):
+    elif not named and of_each and by_paper and similarity is not None:
         # "For the tactile-sensing RL paper and the time-reversal symmetry paper, which benchmark does each
         # use?": two papers described, none named; each is the retrieved abstract closest to its description.
         named = described_papers(question, hits, similarity)
