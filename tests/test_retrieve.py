@@ -50,10 +50,12 @@ def test_zero_score_bm25_results_never_enter_fusion(seed_settings):
 
 def test_a_word_only_one_abstract_uses_brings_it_into_the_hits(seed_settings):
     # "Utah" (array) is in OMiSO's abstract alone; the dense models do not see the word, and BM25 at its
-    # usual weight could not lift the paper past their five hits. Off, it is not found.
+    # usual weight could not lift the paper past their five hits. Off, and with no re-ordering by the
+    # share of the question's words each abstract holds (which finds it too), it is not found.
     question = "Which paper uses a Utah array?"
     assert rag.retrieve(question, k=5, settings=seed_settings)[0].label == "OMiSO"
-    off = seed_settings.with_overrides(distinct_lexical_weight=0)
+    assert rag.retrieve(question, k=5, settings=seed_settings.with_overrides(distinct_lexical_weight=0))[0].label == "OMiSO"
+    off = seed_settings.with_overrides(distinct_lexical_weight=0, coverage_weight=0)
     assert "OMiSO" not in [h.label for h in rag.retrieve(question, k=5, settings=off)]
 
 
@@ -135,6 +137,11 @@ class _Lexical:
     def search(self, query, n, *, only=None):
         return [(cid, 10.0 - i) for i, cid in enumerate(self.ranking)][:n]
 
+    def coverage(self, query, doc_ids):
+        return {d: self.shares.get(d, 0.0) for d in doc_ids}
+
+    shares: dict = {}
+
 
 class _Embedder:
     def embed_query(self, text):
@@ -162,3 +169,63 @@ def test_only_the_hits_are_read_from_the_store_and_deleted_chunks_drop_out():
     assert [h.chunk_id for h in res.hits] == ["d1:0", "d3:0", "d4:0"]
     # Read: the first three documents' best chunks, then the next one in place of the deleted chunk.
     assert store.fetched == [["d1:0", "d2:0", "d3:0"], ["d4:0"]]
+
+
+class _Paraphrase:
+    """The paraphrase model's stored chunk vectors and the model, in memory: fixed cosines per chunk."""
+
+    def __init__(self, cosines):
+        self.cosines = cosines
+
+    def embed(self, texts):
+        import numpy as np
+
+        return np.ones((len(texts), 2), np.float32)
+
+    def rank(self, qvec, n, *, only=None):
+        return []  # proposes nothing: only the fused order of BM25 counts
+
+    def similarities(self, qvec, chunk_ids):
+        return [self.cosines.get(c) for c in chunk_ids]
+
+
+def test_an_abstract_holding_all_the_questions_words_moves_up_among_papers_equally_close_in_meaning():
+    from rag.config import Settings
+    from rag.index.search import hybrid_search
+
+    ids = ["d1:0", "d2:0", "d3:0", "d4:0"]
+    store = _Store({cid: _chunk(cid) for cid in ids})
+    lexical = _Lexical(ids)
+    lexical.shares = {"d3": 0.9, "d4": 0.9, "d1": 0.1}
+
+    def ask(question="a question", cosines=None, **kw):
+        model = _Paraphrase(cosines or {"d1:0": 0.60, "d2:0": 0.58, "d3:0": 0.57, "d4:0": 0.40})
+        hits = hybrid_search(question, 3, settings=Settings(lexical_min_ratio=0.0, **kw), store=store,
+                             lexical=lexical, embedder=_Embedder(), paraphrase=(model, model)).hits
+        return [h.doc_id for h in hits]
+
+    # d3 holds the question's words and is about as close as d1; d4 holds them too, but is far.
+    assert ask() == ["d3", "d1", "d2"]
+    assert ask(coverage_weight=0) == ["d1", "d2", "d3"]  # the fused order
+    assert ask(coverage_margin=0.01) == ["d1", "d2", "d3"]  # d3 is no longer close enough
+    assert ask(coverage_depth=2) == ["d1", "d2", "d3"]  # d3 is past the depth re-ordered
+    # The scores stay in the order of the hits.
+    model = _Paraphrase({"d1:0": 0.6, "d3:0": 0.6})
+    hits = hybrid_search("a question", 3, settings=Settings(lexical_min_ratio=0.0), store=store, lexical=lexical,
+                         embedder=_Embedder(), paraphrase=(model, model)).hits
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_coverage_is_the_idf_weighted_share_of_question_terms_a_document_holds():
+    from rag.index.lexical import index_texts
+
+    lexical = index_texts(
+        ["a:0", "b:0", "c:0", "c:1", "d:0"],
+        ["Tactile sensing guides dexterous manipulation.", "Manipulation, manipulation and more manipulation.",
+         "We study tactile signals.", "A second passage on dexterous hands.", "Regret bounds for bandits."])
+    share = lexical.coverage("tactile dexterous manipulation", ["a", "b", "c", "d"])
+    assert share["a"] == pytest.approx(1.0)
+    assert share["d"] == 0.0
+    # The rarer words weigh more than the one repeated word; a document's chunks count together.
+    assert share["c"] > share["b"] > 0
+    assert lexical.coverage("the of and", ["a"]) == {"a": 0.0}  # stopwords only: no terms

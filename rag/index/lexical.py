@@ -18,6 +18,7 @@ import numpy as np
 
 from rag.clean import clean
 from rag.errors import IndexError_
+from rag.index.chunk import doc_of
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # kana, CJK ideographs, Hangul
@@ -105,6 +106,7 @@ class LexicalIndex:
         self._bm25 = bm25
         self.chunk_ids = chunk_ids
         self._mask: tuple[AbstractSet[str], np.ndarray] | None = None
+        self._rows: dict[str, np.ndarray] | None = None
 
     def search(self, query: str, n: int, *, only: AbstractSet[str] | None = None) -> list[tuple[str, float]]:
         """Return up to n (chunk_id, score) pairs with a positive score, best first.
@@ -123,6 +125,44 @@ class LexicalIndex:
         # BM25 pads with zero-score rows when no term matches (every Chinese question):
         # those are not evidence and must not take part in fusion.
         return [(self.chunk_ids[int(i)], float(s)) for i, s in zip(docs[0], scores[0]) if s > 0]
+
+    def coverage(self, query: str, doc_ids: Sequence[str]) -> dict[str, float]:
+        """Share of the query's terms, weighted by their IDF, that each document's text holds (0-1).
+
+        A document holding every distinctive word of a question is likelier its answer than one
+        repeating a single word often (what BM25 rewards). A term no chunk holds still counts in the
+        whole, so that a question's rare words weigh as rare.
+        """
+        terms = list(dict.fromkeys(tokenize(query)))
+        if not terms or not self.chunk_ids:
+            return {d: 0.0 for d in doc_ids}
+        scores, vocab = self._bm25.scores, self._bm25.vocab_dict
+        n = len(self.chunk_ids)
+        rows = self._doc_rows()
+        empty = np.zeros(0, dtype=np.int64)
+        parts = [rows.get(d, empty) for d in doc_ids]
+        every = np.concatenate(parts) if parts else empty  # the documents' rows, and whose each is
+        owner = np.repeat(np.arange(len(parts)), [len(r) for r in parts])
+        held = np.zeros(len(parts))
+        total = 0.0
+        for term in terms:
+            j = vocab.get(term)
+            postings = scores["indices"][scores["indptr"][j]:scores["indptr"][j + 1]] if j is not None else empty
+            weight = float(np.log((n + 1) / (len(postings) + 0.5)))
+            total += weight
+            if len(postings) and len(every):
+                has = np.bincount(owner[np.isin(every, postings)], minlength=len(parts)) > 0
+                held += weight * has
+        return {d: float(w) / total if total > 0 else 0.0 for d, w in zip(doc_ids, held)}
+
+    def _doc_rows(self) -> dict[str, np.ndarray]:
+        """Each document's chunk rows in the BM25 matrix (built once per loaded index)."""
+        if self._rows is None:
+            rows: dict[str, list[int]] = {}
+            for i, cid in enumerate(self.chunk_ids):
+                rows.setdefault(doc_of(cid), []).append(i)
+            self._rows = {d: np.asarray(r, dtype=np.int64) for d, r in rows.items()}
+        return self._rows
 
     def _weights(self, only: AbstractSet[str]) -> np.ndarray:
         """1 for the admitted chunks, 0 for the others (kept for the last set asked about)."""

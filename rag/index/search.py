@@ -8,7 +8,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Protocol
+from functools import partial
+from typing import Callable, Protocol
 
 import numpy as np
 
@@ -115,6 +116,31 @@ def _one_per_document(ranked: list[str], k: int) -> list[str]:
     return out
 
 
+def _by_coverage(ranked: list[str], fused: dict[str, float], lexical: LexicalIndex, query: str,
+                 closeness: Callable[[list[str]], list[float | None]], settings: Settings) -> dict[str, float]:
+    """Fused scores of the first `coverage_depth` documents, raised by how much of the question they hold
+    when the paraphrase model finds them about as close to it as the closest.
+
+    Among papers a reworded question's best model cannot tell apart (cosines within
+    `coverage_margin` of the best, `closeness(chunk_ids)`), the words decide: each gains
+    `coverage_weight` times the IDF-weighted share of the question's terms its abstract holds
+    (`LexicalIndex.coverage`), in units of the first document's fused score. Fusion keeps only ranks,
+    and BM25's rank favours an abstract repeating one of the question's words, so among thousands of
+    close abstracts the one holding all of its distinctive words could rank 15th. A paper the model
+    finds clearly farther gains nothing: among a few dozen unlike abstracts, common words shared by
+    chance would otherwise overturn it. Raised scores stay above every unraised one below the depth.
+    """
+    top = _one_per_document(ranked, settings.coverage_depth)
+    close = closeness(top)
+    best = max((c for c in close if c is not None), default=None)
+    if best is None:
+        return fused
+    near = [c for c, x in zip(top, close) if x is not None and x >= best - settings.coverage_margin]
+    share = lexical.coverage(query, [doc_of(c) for c in near])
+    unit = settings.coverage_weight * fused[top[0]]
+    return {**fused, **{c: fused[c] + unit * share[doc_of(c)] for c in near}}
+
+
 def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexical: LexicalIndex,
                   embedder: Embedder, names: NameIndex | None = None, sentences: SentenceIndex | None = None,
                   second: tuple[SentenceIndex, SecondModel] | None = None,
@@ -201,6 +227,9 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     while True:
         fused = fuse([[cid for cid in r if cid not in gone] for r in rankings], settings.rrf_k, weights)
         ranked = sorted(fused, key=lambda c: (-fused[c], c))
+        if not wanted and paraphrase is not None and qvec3 is not None and settings.coverage_weight > 0:
+            fused = _by_coverage(ranked, fused, lexical, query, partial(paraphrase[0].similarities, qvec3), settings)
+            ranked = sorted(fused, key=lambda c: (-fused[c], c))
         if wanted:
             have = {doc_of(c) for c in ranked}
             for did in sorted(wanted - have):  # named, but neither retriever proposed it
