@@ -377,6 +377,16 @@ def test_a_reworded_question_is_answered_from_a_first_abstract_standing_out_from
     assert compose(REWORDED, HITS, closeness=[0.32, 0.15, 0.1], thresholds=off).refused
 
 
+def test_closeness_does_not_vouch_for_a_question_built_on_a_technique_no_abstract_mentions():
+    # The same reworded question, but resting on a technique of the field ("federated learning") that no
+    # retrieved abstract writes: the corpus lacks its topic, and a first abstract merely close in meaning
+    # (as a whole, or standing out from the others) is no answer.
+    lacking = "How can federated learning make a machine learn faster by trusting its successes?"
+    for closeness in ([0.55, 0.2, 0.1], [0.32, 0.15, 0.1]):
+        assert not compose(REWORDED, HITS, closeness=closeness).refused
+        assert compose(lacking, HITS, closeness=closeness).refused
+
+
 def test_a_question_describing_the_first_paper_is_answered_from_it_alone():
     # Sharing words with a second abstract does not make it part of the answer when the question is much
     # closer in meaning to the first one (it describes that paper); a question asking for papers keeps both.

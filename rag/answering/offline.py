@@ -431,7 +431,9 @@ def _compose_one(
                                        + [c.text for c in pool if c.chunk_id != hits[c.hit_index].chunk_id]))
     if missing:
         evidence *= t.missing_term_factor ** len(missing)
-    if evidence < t.min_evidence and not wanted and not crosslingual:
+    if evidence < t.min_evidence and not wanted and not crosslingual and not missing:
+        # (Not for a question built on a technique of the field that no retrieved abstract mentions: the
+        # corpus lacks its topic, and an abstract merely close to it in meaning is no answer.)
         # Standing out from the other abstracts vouches for what a paper is about, not for a number or a
         # name it states, nor for its being the paper a "which paper ...?" question identifies (a wrong
         # identification is a wrong-paper answer): such questions are left to their sentences.
