@@ -136,6 +136,8 @@ class LexicalIndex:
         terms = list(dict.fromkeys(tokenize(query)))
         if not terms or not self.chunk_ids:
             return {d: 0.0 for d in doc_ids}
+        # bm25s 0.3 (pinned in pyproject.toml) keeps the BM25 matrix by term, as CSC arrays: the chunk rows
+        # holding term j are scores["indices"][indptr[j]:indptr[j + 1]] (the test of this method reads a real index).
         scores, vocab = self._bm25.scores, self._bm25.vocab_dict
         n = len(self.chunk_ids)
         rows = self._doc_rows()
