@@ -131,16 +131,14 @@ class _Store:
 
 
 class _Lexical:
-    def __init__(self, ranking):
-        self.ranking = ranking
+    def __init__(self, ranking, shares=None):
+        self.ranking, self.shares = ranking, shares or {}
 
     def search(self, query, n, *, only=None):
         return [(cid, 10.0 - i) for i, cid in enumerate(self.ranking)][:n]
 
     def coverage(self, query, doc_ids):
         return {d: self.shares.get(d, 0.0) for d in doc_ids}
-
-    shares: dict = {}
 
 
 class _Embedder:
@@ -195,8 +193,7 @@ def test_an_abstract_holding_all_the_questions_words_moves_up_among_papers_equal
 
     ids = ["d1:0", "d2:0", "d3:0", "d4:0"]
     store = _Store({cid: _chunk(cid) for cid in ids})
-    lexical = _Lexical(ids)
-    lexical.shares = {"d3": 0.9, "d4": 0.9, "d1": 0.1}
+    lexical = _Lexical(ids, shares={"d3": 0.9, "d4": 0.9, "d1": 0.1})
 
     def ask(question="a question", cosines=None, **kw):
         model = _Paraphrase(cosines or {"d1:0": 0.60, "d2:0": 0.58, "d3:0": 0.57, "d4:0": 0.40})

@@ -143,8 +143,8 @@ class LexicalIndex:
         rows = self._doc_rows()
         empty = np.zeros(0, dtype=np.int64)
         parts = [rows.get(d, empty) for d in doc_ids]
-        every = np.concatenate(parts) if parts else empty  # the documents' rows, and whose each is
-        owner = np.repeat(np.arange(len(parts)), [len(r) for r in parts])
+        every = np.concatenate(parts) if parts else empty  # every row of the documents asked about,
+        owner = np.repeat(np.arange(len(parts)), [len(r) for r in parts])  # and which of them it belongs to
         held = np.zeros(len(parts))
         total = 0.0
         for term in terms:
