@@ -9,7 +9,7 @@ import numpy as np
 import rag
 from rag.answering import cite
 from rag.answering import REFUSAL
-from rag.answering.offline import compose
+from rag.answering.offline import asks_for_several, compose
 from rag.config import OfflineSettings
 from rag.types import Hit
 
@@ -269,6 +269,43 @@ def test_which_papers_propose_quotes_each_quoted_papers_proposal():
     res = compose("Which papers introduce benchmarks for video models?", [a, b], similarity=closest_first,
                   thresholds=OfflineSettings(min_gain=1.0))
     assert "KappaBench" in res.text and "LambdaBench" in res.text, res.text
+
+
+@pytest.mark.parametrize("question", [
+    "Which papers reduce memory on QM9?",
+    "Several abstracts argue that models are evaluated badly. Which ones?",
+    "What methods cut the cost of sampling diffusion models?",
+    "Which two approaches learn from logged data?",
+    "Compare the tactile benchmark and the diffusion sampler.",
+    "哪些工作研究触觉？",
+    "哪两篇论文分别研究脉冲神经网络和四元数网络？",
+])
+def test_a_question_naming_no_paper_asks_for_several_by_a_word_for_papers_or_a_picked_plural(question):
+    assert asks_for_several(question, names_paper=False)
+
+
+@pytest.mark.parametrize("question", [
+    # The plural noun, "both" or "vs" describes the one paper's topic; "studies" and "models" are verbs.
+    "Which paper argues reward models ignore the prompt?",
+    "Which paper studies Transformers through the lens of optimal control theory?",
+    "Which paper models the joint distribution of predictions and disturbances?",
+    "Reward models used for alignment ignore the prompt. What fix has been suggested?",
+    "Which method helps both diffusion sampling and diffusion fine-tuning?",
+    "Is there a metric for how far a reasoning model sits from the accuracy-vs-length frontier?",
+    "Does the method lose data efficiency compared with actor-critic methods?",
+    "哪篇论文研究多模态大模型能否分辨视频是正着放还是倒着放的？",
+    "那篇让人形机器人模仿功夫和舞蹈的论文，策略训练用的是什么结构？",
+])
+def test_a_question_describing_one_paper_does_not_ask_for_several(question):
+    assert not asks_for_several(question, names_paper=False)
+
+
+def test_with_a_paper_named_only_a_word_for_papers_asks_for_others():
+    assert not asks_for_several("Which models does Omicron prune, and how do both compare?", names_paper=True)
+    assert asks_for_several("Which papers prune vision transformers, such as Omicron?", names_paper=True)
+    assert not asks_for_several("Omicron 这篇论文用了哪些数据集？", names_paper=True)
+    # With a paper named, a paper described in Chinese is another one ("Omicron and that paper on pruning").
+    assert asks_for_several("Omicron 和那篇做剪枝的论文各自用了什么数据集？", names_paper=True)
 
 
 def test_a_name_given_as_an_example_in_a_question_about_several_papers_is_evidence():
@@ -1468,18 +1505,16 @@ def test_a_chinese_question_with_a_topic_word_is_not_an_account_request():
 
 
 def test_this_paper_in_chinese_asks_for_no_other_papers():
-    from rag.answering.offline import _ASKS_FOR_PAPERS
-
-    assert not _ASKS_FOR_PAPERS.search("请概述 Alpha 这篇论文") and not _ASKS_FOR_PAPERS.search("哪篇论文提出了 Alpha？")
-    assert _ASKS_FOR_PAPERS.search("哪些论文和 Alpha 一样研究分子？")
+    assert not asks_for_several("请概述 Alpha 这篇论文", names_paper=True)
+    assert not asks_for_several("哪篇论文提出了 Alpha？", names_paper=True)
+    assert asks_for_several("哪些论文和 Alpha 一样研究分子？", names_paper=True)
 
 
 def test_a_name_before_the_chinese_word_for_paper_is_that_one_paper():
     # "Alpha 论文指出" is "the Alpha paper points out": one paper, answered from it alone, though its
     # plural "哪些基准" (which benchmarks) is answered as well by another retrieved abstract.
-    from rag.answering.offline import _ASKS_FOR_PAPERS
-
-    assert not _ASKS_FOR_PAPERS.search("Alpha 论文指出了什么？") and not _ASKS_FOR_PAPERS.search("Alpha论文的作者是谁？")
+    assert not asks_for_several("Alpha 论文指出了什么？", names_paper=True)
+    assert not asks_for_several("Alpha论文的作者是谁？", names_paper=True)
     alpha = _hit("Alpha", "We propose Alpha, a sparse attention model. Alpha is strong on QM9 and ZINC benchmarks.")
     beta = _hit("Beta", "We propose Beta, a graph model. Beta is strong on QM9 and ZINC benchmarks too.")
     res = compose("Alpha 论文指出，模型在哪些基准上表现很强？", [alpha, beta], named={"Alpha": ["alpha"]},

@@ -76,9 +76,14 @@ _QUANTITY_WORDS = set(tokenize("size sizes number numbers count counts amount am
                                 "highest lowest largest smallest maximum minimum best worst average mean peak "
                                 "larger smaller bigger higher lower"))
 _ASKS_FOR_PAPER = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:paper|papers|work|method|model|framework|system|benchmark|approach)\b|\bpropos|\bintroduc", re.I)
-# Questions whose answer may span papers ("which papers ...", "compare ...").
-_ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|works|methods|approaches|studies|models|both|compare[sd]?|"
-                               r"comparison|versus|vs\.?)\b|哪些|比较", re.I)
+# Questions naming no paper whose answer may span papers: a word for papers ("which papers ...",
+# "Several abstracts ..."), a plural noun after a word that picks or counts them ("which methods", "two
+# approaches"), or "Compare ...". Elsewhere a plural noun, "both" or "vs" describes one paper's topic
+# ("Reward models ignore the prompt ...", "helps both sampling and fine-tuning", "accuracy-vs-length"),
+# and "Which paper studies X?" asks for one. (A word for papers in Chinese: _ASKS_FOR_PAPERS's 论文.)
+_ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|articles|abstracts)\b|\b(?:which|what|these|those|both|two|three|"
+                               r"several|other|different|various|any)\s+(?:(?!paper\b|work\b|article\b|study\b)"
+                               r"[\w-]+\s+)?(?:works|methods|approaches|studies|models)\b|\bcompare\b|哪些", re.I)
 # "Which paper ...?": the asker does not know which paper it is.
 _ASKS_WHICH_PAPER = re.compile(r"\bwhich (?:paper|work|article|study)\b|哪篇", re.I)
 # Words of a question asking how papers it names compare ("Compare X and Y", "How do X and Y differ?",
@@ -101,12 +106,19 @@ _FRAMING_GLOSSES = _QUESTION_WORDS | _COMPARISON_TERMS | set(tokenize(
 # With a paper named, its plural nouns are its own ("SnapViT's pruned models", "the methods RoboRefer
 # compares"; "RoboRefer 用了哪些数据集"): only a word for papers asks for other papers beside it
 # ("Which papers study X, such as LTI systems?"). Chinese nouns have no plural: 论文 is one paper after
-# "this / which / one (article)" (这篇论文, 该论文, 哪篇论文, 一篇论文) and after a name ("VideoHallu 论文指出",
-# "the VideoHallu paper points out"), papers otherwise. "Works" and "studies" are papers after a word
-# that counts or picks them ("which works", "both studies"); elsewhere they may be verbs ("X works on").
+# "this / that / which / one (article)" (这篇论文, 该论文, 哪篇论文, 一篇论文: _ONE_PAPER_ZH below) and
+# after a name ("VideoHallu 论文指出", "the VideoHallu paper points out"), papers otherwise. "Works" and
+# "studies" are papers after a word that counts or picks them ("which works", "both studies");
+# elsewhere they may be verbs ("X works on").
 _ASKS_FOR_PAPERS = re.compile(r"\b(?:papers|articles)\b|\b(?:which|these|those|both|two|three|several|other)\s+"
-                              r"(?:works|studies)\b|(?<!这篇)(?<!该篇)(?<!此篇)(?<!本篇)(?<!哪篇)(?<!一篇)"
-                              r"(?<!这)(?<!该)(?<!此)(?<!本)(?<![A-Za-z0-9)\]])(?<![A-Za-z0-9)\]] )论文", re.I)
+                              r"(?:works|studies)\b|(?<!这)(?<!那)(?<!该)(?<!此)(?<!本)(?<![A-Za-z0-9)\]])"
+                              r"(?<![A-Za-z0-9)\]] )论文", re.I)
+# "这篇论文" ("this paper"), "哪篇论文" ("which paper"): one paper. In a question naming no paper, so is
+# "那篇让人形机器人模仿功夫的论文" ("that paper making a humanoid imitate kung fu"), however long the
+# description between the counted 篇 and 论文 (within one clause); with a paper named, such a paper is
+# another one ("ε-DPO 和那篇把奖励拆开的论文", "ε-DPO and that paper splitting the reward").
+_ONE_PAPER_ZH = re.compile(r"[这那该此本哪一]篇论文")
+_ONE_DESCRIBED_PAPER_ZH = re.compile(r"[这那该此本哪一]篇[^，。？！；,.?!;]*?论文")
 _POINTS_AT_PAPERS = re.compile(r"\b(?:two|three|both|these|those)\s+(?:[\w-]+\s+){0,2}?(?:papers|articles|works|studies)\b",
                                re.I)
 # "What is proposed ...?", "Which method does X introduce?", "Which paper ...?": asks for the
@@ -137,6 +149,13 @@ def _refuse(reason: str = "", evidence: float = 0.0) -> OfflineResult:
 _ACCOUNT_REQUEST = re.compile(r"^\W*(?:please\W+)?(?:(?:summari[sz]e|outline)\b|(?:(?:give|provide|write)\s+"
                               r"(?:me\s+|us\s+)?)?(?:an?\s+)?(?:(?:short|brief|quick)\s+)?(?:summary|overview|"
                               r"tl;?\s?dr)\s+of\b)", re.I)
+
+
+def asks_for_several(question: str, *, names_paper: bool) -> bool:
+    """Whether the question asks for several papers ("Which papers ...?", "哪些 ...?", "Compare ..."),
+    so that its answer may quote each paper nearly as good as the best, not one paper."""
+    text = (_ONE_PAPER_ZH if names_paper else _ONE_DESCRIBED_PAPER_ZH).sub(" ", question)
+    return bool(_ASKS_FOR_PAPERS.search(text) or not names_paper and _ASKS_FOR_SEVERAL.search(text))
 
 
 def content_terms(question: str) -> list[str]:
@@ -255,7 +274,7 @@ def _compose_one(
     # "Two value-based papers avoid ...: X and Y. How does each ...?": with two papers named, a word
     # counting or pointing at papers refers to them (also in one paper's part of it); it asks for no others.
     pointed = _POINTS_AT_PAPERS.sub(" ", question) if len(papers_named(named)) >= 2 or one_of else question
-    many = bool((_ASKS_FOR_PAPERS if wanted else _ASKS_FOR_SEVERAL).search(pointed))
+    many = asks_for_several(pointed, names_paper=bool(wanted))
     if unknown_names and named and not many and not labelling(named, hits):
         # "How many GPU hours did FLOWER need?": the names the corpus knows ("GPU") are details, none
         # is a paper's own name, so the name it does not know is the paper asked about.
@@ -458,11 +477,11 @@ def _compose_one(
         chosen = with_each_paper(chosen, pool, [{i for i, h in enumerate(hits) if h.doc_id in docs}
                                                 for docs in named.values()])
     chosen = with_denial(with_followers(chosen, pool), pool, denied, question)
-    # A question naming no paper does not know which paper answers it: the paper's "we propose ..."
-    # sentence tells the reader (and names the method), as for a question asking what is proposed.
+    # A question naming no paper does not know which paper answers it: each quoted paper's "we propose
+    # ..." sentence tells the reader (and names the method), as for a question asking what is proposed.
     # So does a paper's part of a question asked of each paper it names ("Compare X and Y: how does each ...?").
     if _ASKS_PROPOSED.search(question) or not wanted or comparing or one_of:
-        chosen = with_proposal(chosen, pool, every_paper=many or comparing)  # context for the reader, not evidence
+        chosen = with_proposal(chosen, pool, every_paper=many or comparing or not wanted)  # context, not evidence
     if not wanted and not many:
         chosen = _closest_papers(chosen, closeness, t)
     return OfflineResult(render(chosen, hits), cited(chosen), False, evidence, passages_shown(chosen, passages), chosen)
