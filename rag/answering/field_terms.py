@@ -49,13 +49,27 @@ def _contains(words: list[str], seq: tuple[str, ...]) -> bool:
     return any(tuple(words[i:i + n]) == seq for i in range(len(words) - n + 1))
 
 
+# Glossary terms that name no technique or topic: a measurement, a bound, a data split, a resource, or a
+# quality any paper may claim ("state-of-the-art", "trade-off"). A question using one says how it asks,
+# not what about, and an abstract on its topic need not write it ("match the computing power available").
+_NOT_TOPICS = frozenset(tuple(tokenize(term, compounds=False)) for term in (
+    "ablation study", "average precision", "batch size", "benchmark evaluation", "closed-source",
+    "computing power", "convergence rate", "cutting-edge", "downstream task", "end-to-end", "feature vector",
+    "floating-point operations", "GPU memory", "intersection over union", "large model", "learning rate",
+    "loss function", "lower bound", "mean squared error", "number of parameters", "open-source",
+    "parameter count", "plug-and-play", "sample complexity", "sample efficiency", "state-of-the-art",
+    "step size", "success rate", "test set", "theoretical guarantee", "tight bound", "trade-off",
+    "training set", "upper bound", "validation set", "win rate"))
+
+
 @lru_cache(maxsize=1)
 def _field_terms() -> list[tuple[str, tuple[str, ...]]]:
-    """(term, its stemmed words) for every multi-word English term of the ML glossary."""
+    """(term, its stemmed words) for every multi-word English term of the ML glossary that names a
+    technique or topic of the field (not one of `_NOT_TOPICS`)."""
     seen: dict[tuple[str, ...], str] = {}
     for senses in technical_terms().values():
         for term in senses:
             seq = tuple(tokenize(term, compounds=False))
-            if len(seq) >= 2:
+            if len(seq) >= 2 and seq not in _NOT_TOPICS:
                 seen.setdefault(seq, term)
     return [(term, seq) for seq, term in sorted(seen.items())]
