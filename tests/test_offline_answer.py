@@ -300,6 +300,18 @@ def test_a_question_describing_one_paper_does_not_ask_for_several(question):
     assert not asks_for_several(question, names_paper=False)
 
 
+def test_each_paper_quoted_for_a_question_naming_none_says_what_it_proposes():
+    # The asker does not know which paper answers: each quoted paper's "we propose" sentence names it.
+    rho = _hit("Rho", "Robots learn door opening from reversed episodes. We propose Rho, a time-reversal "
+               "augmentation. Rho is tested on door tasks.")
+    tau = _hit("Tau", "Robots learn door opening from reversed episodes too. We introduce Tau, a symmetry prior. "
+               "Tau runs on a real arm.")
+    close = lambda sentences, q: np.array([0.9 if "reversed" in s else 0.8 for s in sentences])
+    res = compose("How can robots learn door opening from reversed episodes?", [rho, tau], similarity=close)
+    assert res.cited == [0, 1]
+    assert "We propose Rho" in res.text and "We introduce Tau" in res.text, res.text
+
+
 def test_with_a_paper_named_only_a_word_for_papers_asks_for_others():
     assert not asks_for_several("Which models does Omicron prune, and how do both compare?", names_paper=True)
     assert asks_for_several("Which papers prune vision transformers, such as Omicron?", names_paper=True)
