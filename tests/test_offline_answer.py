@@ -312,6 +312,22 @@ def test_each_paper_quoted_for_a_question_naming_none_says_what_it_proposes():
     assert "We propose Rho" in res.text and "We introduce Tau" in res.text, res.text
 
 
+def test_a_closer_second_paper_is_quoted_beside_the_one_the_evidence_chose():
+    # A question describing one paper: the best sentence is Rho's, but Tau's abstract as a whole is closer
+    # to the question, so Tau may be the paper meant; the answer quotes both (and each one's proposal).
+    rho = _hit("Rho", "Robots learn door opening from reversed episodes. We propose Rho, a time-reversal augmentation.")
+    tau = _hit("Tau", "Door tasks are symmetric in time. We introduce Tau, which plays episodes backwards to add data.")
+    close = lambda sentences, q: np.array([0.9 if "reversed" in s else 0.8 for s in sentences])
+    question = "How can robots learn door opening from reversed episodes?"
+    res = compose(question, [rho, tau], similarity=close, closeness=[0.30, 0.45])
+    assert res.cited == [0, 1] and "We introduce Tau" in res.text, res.text
+    farther = compose(question, [rho, tau], similarity=close, closeness=[0.45, 0.30])
+    assert farther.cited == [0], farther.text
+    off = compose(question, [rho, tau], similarity=close, closeness=[0.30, 0.45],
+                  thresholds=OfflineSettings(closer_paper_margin=None))
+    assert off.cited == [0], off.text
+
+
 def test_with_a_paper_named_only_a_word_for_papers_asks_for_others():
     assert not asks_for_several("Which models does Omicron prune, and how do both compare?", names_paper=True)
     assert asks_for_several("Which papers prune vision transformers, such as Omicron?", names_paper=True)

@@ -484,6 +484,8 @@ def _compose_one(
         chosen = with_proposal(chosen, pool, every_paper=many or comparing or not wanted)  # context, not evidence
     if not wanted and not many:
         chosen = _closest_papers(chosen, closeness, t)
+    if not wanted and not many:
+        chosen = _with_closer_paper(chosen, pool, closeness, allowed, t)
     return OfflineResult(render(chosen, hits), cited(chosen), False, evidence, passages_shown(chosen, passages), chosen)
 
 
@@ -552,6 +554,35 @@ def _closest_papers(chosen: list[Candidate], closeness: Sequence[float | None] |
         return chosen  # a quoted paper without a closeness: nothing to compare it by
     best = max(near.values())
     return [c for c in chosen if near[c.hit_index] >= best - t.quote_margin]
+
+
+def _with_closer_paper(chosen: list[Candidate], pool: list[Candidate], closeness: Sequence[float | None] | None,
+                       allowed: list[int], t: OfflineSettings) -> list[Candidate]:
+    """Quote also the other of the two best-ranked papers, with its best sentence and what it proposes,
+    when the answer quotes one paper whose whole abstract is less close to the question than that
+    other's by `closer_paper_margin` (closeness: as for `_close_first_abstract`).
+
+    A question naming no paper describes one; among thousands of papers the one whose sentence scores
+    best is often a neighbour of the paper described, ranked beside it, while the described paper is
+    the closer of the two as a whole. Quoting both keeps the answer the evidence chose and lets the
+    reader see the paper that may be meant; the evidence, not closeness, decided to answer.
+    """
+    if t.closer_paper_margin is None or not closeness:
+        return chosen
+    quoted = {c.hit_index for c in chosen}
+    if len(quoted) != 1:
+        return chosen
+    (one,) = quoted
+    own = closeness[one] if one < len(closeness) else None
+    for other in allowed[:2]:
+        near = closeness[other] if other < len(closeness) else None
+        if other == one or own is None or near is None or near < own + t.closer_paper_margin:
+            continue
+        sentences = [c for c in pool if c.hit_index == other]
+        if sentences:
+            chosen = with_proposal(in_source_order([*chosen, max(sentences, key=lambda c: c.score)]), pool,
+                                   every_paper=True)
+    return chosen
 
 
 def _each_naming_paper(pool: list[Candidate], named: dict[str, list[str]], t: OfflineSettings) -> None:
