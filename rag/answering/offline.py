@@ -483,9 +483,7 @@ def _compose_one(
     if _ASKS_PROPOSED.search(question) or not wanted or comparing or one_of:
         chosen = with_proposal(chosen, pool, every_paper=many or comparing or not wanted)  # context, not evidence
     if not wanted and not many:
-        chosen = _closest_papers(chosen, closeness, t)
-    if not wanted and not many:
-        chosen = _with_closer_paper(chosen, pool, closeness, allowed, t)
+        chosen = _with_closer_paper(_closest_papers(chosen, closeness, t), pool, closeness, allowed, t)
     return OfflineResult(render(chosen, hits), cited(chosen), False, evidence, passages_shown(chosen, passages), chosen)
 
 
@@ -574,9 +572,11 @@ def _with_closer_paper(chosen: list[Candidate], pool: list[Candidate], closeness
         return chosen
     (one,) = quoted
     own = closeness[one] if one < len(closeness) else None
+    if own is None:
+        return chosen
     for other in allowed[:2]:
         near = closeness[other] if other < len(closeness) else None
-        if other == one or own is None or near is None or near < own + t.closer_paper_margin:
+        if other == one or near is None or near < own + t.closer_paper_margin:
             continue
         sentences = [c for c in pool if c.hit_index == other]
         if sentences:
