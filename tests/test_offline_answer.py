@@ -668,6 +668,9 @@ def test_a_digit_inside_a_name_is_no_quantity(text, states):
     ("SoLS 的推理快了多少倍？", set()),  # "how many times": a ratio
     ("准确率是多少？", set()),
     ("每道题采样多少条回答（rollout 数）？", {"answer", "repli"}),  # a parenthesis ends the noun, as a "？" does
+    ("How many levels of chain-of-thought does it identify?", {"level"}),  # "N of M" counts N
+    ("How many points of top-1 accuracy does it add?", {"point"}),
+    ("How many families of models does it prune?", {"model"}),  # ... but "kinds / families of M" count M
 ])
 def test_what_a_quantity_question_counts(question, head):
     from rag.answering.quantity import counted_terms
@@ -690,6 +693,19 @@ def test_a_count_answers_only_when_it_counts_the_thing_asked_about():
                "matrix onto the closest quaternionic structure.")
     res = compose("How many quaternion neurons does QSHNN use?", [hit], named={"QSHNN": ["qshnn"]})
     assert res.refused and "QSHNN abstract does not state the number of quaternion neurons" in res.text
+
+
+def test_a_named_papers_count_of_the_thing_asked_about_answers_whatever_the_other_words():
+    # The question's other words ("examples", "involve") are not the abstract's; the count of what it
+    # asks about is the detail asked. A count of something else is no answer.
+    hit = _hit("Spot", "Spot is a model for spatial referring. To train it, we introduce SpotSet, a dataset of "
+               "2M question-answer pairs covering 31 spatial relations and supporting complex reasoning processes "
+               "(up to 5 steps). Spot outperforms prior models on spatial referring.")
+    res = compose("Up to how many reasoning steps do the SpotSet examples involve?", [hit],
+                  named={"SpotSet": ["spot"]})
+    assert not res.refused and "(up to 5 steps)" in res.text
+    res = compose("How many GPUs were the SpotSet examples generated on?", [hit], named={"SpotSet": ["spot"]})
+    assert res.refused
 
 
 @pytest.mark.parametrize("text, states", [

@@ -20,7 +20,7 @@ from rag.answering.field_terms import missing_field_terms
 from rag.answering.named import (Similarity, as_spelled, described_other, described_papers, labelling, named_by_label,
                                  not_stated, paper_names, papers_named, quoted_labels, recorded_authors, texts_of,
                                  without_examples, without_field_acronyms)
-from rag.answering.quantity import asks_quantity as _asks_quantity, counted, numbers_in
+from rag.answering.quantity import asks_quantity as _asks_quantity, counted, counts_asked_thing, numbers_in
 from rag.answering.quoting import (cited, denial, denies, passages_shown, render, with_denial,
                                    with_each_paper, with_followers, with_next_best, with_proposal)
 from rag.answering.refusal import REFUSAL
@@ -408,6 +408,15 @@ def _compose_one(
         # "Which testbed was SoLS evaluated on?": its sentence naming a benchmark answers, in whatever words.
         for c in pool:
             if kind_named(c.text):
+                c.score = max(c.score, t.min_evidence + c.score * t.rule_tiebreak)
+    counts_asked = counts_asked_thing(question) if len(wanted) == 1 and not many else None
+    if counts_asked is not None:
+        # "Up to how many reasoning steps do the RefSpatial examples involve?": in the one paper named, a
+        # sentence counting the thing asked about ("up to 5 steps") states the detail asked, whatever
+        # the question's other words ("examples", "involve"). (Not where a name fits several papers:
+        # another may count the same thing.)
+        for c in pool:
+            if counts_asked(c.text):
                 c.score = max(c.score, t.min_evidence + c.score * t.rule_tiebreak)
     # (one paper: where a name or a label's words fit several, another may state the same number)
     quoted = numbers_in(question) if len(wanted) == 1 and not many and not _asks_quantity(question) else set()

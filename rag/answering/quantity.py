@@ -93,6 +93,9 @@ def counted_head(question: str) -> str:
     """The word naming what an English quantity question counts ("GPU hours" -> "hours"), or "" when
     it counts no thing (a comparison: "how many fewer", "how much faster")."""
     words = counted(question).split()
+    if "of" in words[1:] and words[words.index("of", 1) - 1].casefold() not in KIND_WORDS:
+        # "how many levels of chain-of-thought": levels are counted ("how many kinds of violation": violations)
+        words = words[:words.index("of", 1)]
     if not words or len(words) > 3 or words[-1].casefold() in _COMPARATIVE or words[0].casefold() in _COMPARATIVE:
         return ""
     if len(words) > 1 and words[-1].casefold() in KIND_WORDS:
@@ -100,9 +103,16 @@ def counted_head(question: str) -> str:
     return words[-1]
 
 
+def counts_asked_thing(question: str) -> Callable[[str], bool] | None:
+    """For a question counting things ("How many reasoning steps ...?", "多少个神经元"), a check that a
+    text states a count of them ("up to 5 steps"); None for a question counting nothing."""
+    terms = counted_terms(question)
+    return states_count_of(terms, counted_head(question)) if terms else None
+
+
 # Words naming a kind of the noun before them ("relation types", "task categories").
 KIND_WORDS = frozenset("type types kind kinds sort sorts class classes category categories variety varieties "
-                        "species".split())
+                        "species family families".split())
 
 
 # A rate a paper reports (an accuracy, a success rate, a speedup) is a number without a unit of
