@@ -1932,3 +1932,31 @@ def test_a_question_asking_who_proposed_a_named_paper_is_refused_unless_a_senten
     labelled = _hit("Eps", "We release Eps, a video dataset. Its question-answer pairs were annotated by human experts.")
     res = compose("Who annotated the question-answer pairs of Eps?", [labelled], named={"Eps": ["eps"]})
     assert not res.refused and "human experts" in res.text
+
+
+def test_which_approach_does_something_asks_for_a_paper_not_names_one_by_its_label_words():
+    # "Which approach lets you ...?" describes the paper asked for; a title sharing its words ("Budgeted
+    # Training for Vision Transformer") is a candidate among the hits, not the paper the question names.
+    close = lambda sentences, q: np.full(len(sentences), 0.9)
+    budget = _hit("Budgeted Training for Vision Transformer", "We train vision transformers under a fixed compute "
+                  "budget by growing tokens. It saves 40% of training cost.")
+    snap = _hit("SnapViT", "We introduce SnapViT, a pruning method for pretrained vision transformers that runs at "
+                "any compute budget after pruning once. It needs no labels.")
+    question = "Which approach lets you prune a pretrained vision transformer once and then run it at any compute budget?"
+    assert 1 in compose(question, [budget, snap], similarity=close).cited
+    # "Which method does <paper> use?" still names its paper by the label's words.
+    res = compose("Which method does the budgeted training for vision transformer use to save cost?", [budget, snap],
+                  similarity=close)
+    assert res.cited == [0], res.text
+
+
+def test_a_chinese_question_naming_its_paper_is_not_answered_from_another_mentioning_its_detail_name():
+    # "SPOT 用的是哪个 MILP 求解器？" (which MILP solver does SPOT use?): MILP is the detail asked about;
+    # another abstract mentioning MILP solvers is not the paper asked about.
+    close = lambda sentences, q: np.full(len(sentences), 0.9)
+    spot = _hit("SPOT", "We propose SPOT, which finds decision-tree policies by solving a mixed-integer linear program "
+                "(MILP). SPOT scales to large MDPs.")
+    other = _hit("Solver study", "We benchmark MILP solvers and find Gurobi solves MILP instances fastest.")
+    res = compose("SPOT 用的是哪个 MILP 求解器？", [spot, other], similarity=close,
+                  named={"SPOT": ["spot"], "MILP": ["spot", "solver study"]})
+    assert res.cited in ([0], []), res.text

@@ -86,6 +86,12 @@ _ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|articles|abstracts)\b|\b(?:which|wh
                                r"[\w-]+\s+)?(?:works|methods|approaches|studies|models)\b|\bcompare\b|哪些", re.I)
 # "Which paper ...?": the asker does not know which paper it is.
 _ASKS_WHICH_PAPER = re.compile(r"\bwhich (?:paper|work|article|study)\b|哪篇", re.I)
+# "Which approach lets you prune a ViT once ...?", "Which method sets ...?": the method asked for is the
+# subject of what the question describes, so the question asks which paper it is (unlike "Which method
+# does X use?", where X is the paper).
+_ASKS_WHICH_DOES = re.compile(r"\bwhich (?:approach|method|framework|model|system|technique|algorithm)s? "
+                              r"(?!(?:does|do|did|is|are|was|were|has|have|can|could|would|will|of|in|for|on|to|"
+                              r"from|and|or)\b)[a-z]+", re.I)
 # Words of a question asking how papers it names compare ("Compare X and Y", "How do X and Y differ?",
 # "X vs Y"): they say how to answer, not what a sentence must state (abstracts never compare each other).
 _COMPARISON_TERMS = frozenset(tokenize("compare comparison compared differ difference differences different "
@@ -249,7 +255,8 @@ def _compose_one(
     # answered from alone; those words stay focus words (they also say what the question asks about).
     # (Not "Which paper ...?": its description is what the asker knows of a paper they cannot name,
     # so a title sharing its words is a candidate among the hits, not the paper named.)
-    described = not named and not crosslingual and t.label_share <= 1 and not _ASKS_WHICH_PAPER.search(question)
+    described = (not named and not crosslingual and t.label_share <= 1 and not _ASKS_WHICH_PAPER.search(question)
+                 and not _ASKS_WHICH_DOES.search(question))
     named = named or (named_by_label(terms, hits, t.label_share, framing=_QUESTION_WORDS) if described else {})
     described = described and bool(named)
     from_descriptions = False
@@ -270,7 +277,10 @@ def _compose_one(
         # use?": two papers described, none named; each is the retrieved abstract closest to its description.
         named = described_papers(question, hits, similarity)
         from_descriptions = bool(named)
-    wanted = {d for docs in named.values() for d in docs}
+    # (A Chinese question keeps its detail names in `named`, they are words its answer must state; the
+    # papers it is answered from are those its paper's own name picks: "SPOT 用的是哪个 MILP 求解器？"
+    # is not answered from another abstract mentioning MILP.)
+    wanted = {d for docs in (paper_names(named, hits) if crosslingual else named).values() for d in docs}
     # "Two value-based papers avoid ...: X and Y. How does each ...?": with two papers named, a word
     # counting or pointing at papers refers to them (also in one paper's part of it); it asks for no others.
     pointed = _POINTS_AT_PAPERS.sub(" ", question) if len(papers_named(named)) >= 2 or one_of else question
