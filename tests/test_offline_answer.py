@@ -1960,3 +1960,15 @@ def test_a_chinese_question_naming_its_paper_is_not_answered_from_another_mentio
     res = compose("SPOT 用的是哪个 MILP 求解器？", [spot, other], similarity=close,
                   named={"SPOT": ["spot"], "MILP": ["spot", "solver study"]})
     assert res.cited in ([0], []), res.text
+
+
+def test_a_described_papers_sentence_naming_the_asked_kind_joins_an_answer_lacking_the_name():
+    # "... what benchmarks did they evaluate on and how do they ...?": the sentences answering the "how"
+    # name no benchmark; the same paper's sentence naming benchmarks by the kind's word answers the rest.
+    close = lambda sentences, q: np.full(len(sentences), 0.9)
+    paper = _hit("Mirror", "We exploit time reversal symmetry in reinforcement learning. Our method reverses fully "
+                 "reversible transitions, found by a dynamics-consistent filter, to augment the data. Experiments "
+                 "on the Robosuite and MetaWorld benchmarks show higher sample efficiency.")
+    res = compose("time reversal symmetry RL paper - what benchmarks did they evaluate on and how do they find "
+                  "which transitions are fully reversible?", [paper], similarity=close)
+    assert not res.refused and "Robosuite and MetaWorld benchmarks" in res.text, res.text

@@ -459,7 +459,16 @@ def _compose_one(
     named_thing = asks_for_name(question) if not wanted and required is None else None
     if (named_thing is not None and not any(named_thing(c.text) for c in chosen)
             and denial(chosen, pool, focus, question) is None):  # nor denies its premise
-        evidence *= t.no_number_factor
+        # "time reversal symmetry DRL paper - what benchmarks did they evaluate on and how ...?": the
+        # paper whose sentences answer best may name the thing asked for in another sentence, by the
+        # asked kind's word ("on the Robosuite and MetaWorld benchmarks"): that sentence joins the answer.
+        kind = names_asked_kind(question, named) if not many else None
+        first = max(chosen, key=lambda c: c.score).hit_index
+        naming = [c for c in pool if kind is not None and c.hit_index == first and kind(c.text)]
+        if naming:
+            chosen = in_source_order(chosen + [max(naming, key=lambda c: c.score)])
+        else:
+            evidence *= t.no_number_factor
     # A question naming no paper, built on a technique of the field that no retrieved abstract
     # mentions ("How can knowledge distillation compress an LLM?"), asks about a topic the corpus
     # lacks: sentences that only sound like it are weaker evidence, the weaker the more such
