@@ -1972,3 +1972,16 @@ def test_a_described_papers_sentence_naming_the_asked_kind_joins_an_answer_lacki
     res = compose("time reversal symmetry RL paper - what benchmarks did they evaluate on and how do they find "
                   "which transitions are fully reversible?", [paper], similarity=close)
     assert not res.refused and "Robosuite and MetaWorld benchmarks" in res.text, res.text
+
+
+def test_a_named_papers_sentence_naming_the_asked_device_by_a_quoted_name_answers():
+    # 'with a ``Utah'' array' names the electrode array asked for: a quoted word is a name, and an array
+    # is of the family of devices a method records or stimulates with. A detail no sentence names is
+    # still not stated.
+    zap = _hit("Zap", "Zap optimizes brain stimulation online. We tested Zap using intracortical microstimulation "
+               "with a ``Utah'' array and found that it outperformed competing methods.")
+    for question in ("What electrode array was Zap tested with?", "Zap electrode array?",
+                     "What electrode hardware was Zap tested with?"):
+        res = compose(question, [zap], named={"Zap": ["zap"]})
+        assert not res.refused and "Utah" in res.text, (question, res.text)
+    assert compose("Which animal species was Zap tested on?", [zap], named={"Zap": ["zap"]}).refused

@@ -25,7 +25,8 @@ _ASKED_THING_ZH = f"(?:{_NAMED_THING_ZH}|(?:M?LLM|VLM|GPU)s?(?![A-Za-z]))"
 _ZH_KINDS = "[一两几三四五]?类"
 # ("Which papers build datasets ...?" asks for papers, not for a dataset's name.)
 _NAMED_THING_EN = (r"(?:models?|datasets?|benchmarks?|robots?|humanoids?|machines?|simulators?|gpus?|hardware|llms?|vlms?|mllms?|"
-                   r"backbones?|generators?|environments?|platforms?|suites?|testbeds?|tools?|software)")
+                   r"backbones?|generators?|environments?|platforms?|suites?|testbeds?|tools?|software|"
+                   r"arrays?|electrodes?|implants?|probes?|sensors?)")
 # Capitalised plain words ("Baoding", "Conditional Sequence Modeling"): a name only in context.
 _PLAIN_WORDS = re.compile(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 # The words framing a request for names ("which", "name the", "what are its"), not the kind asked for.
@@ -272,7 +273,9 @@ def _names_new_thing(question: str, named: dict[str, list[str]] | None, asked: s
         # Plain capitalised words inside the sentence are names too ("Franka", "Sora", "Cityscapes").
         proper = {w for w in re.findall(r"(?<=[a-z0-9,;:)] )[A-Z][a-z]+\b", text) if w.casefold() not in q_words}
         versioned = set(_VERSIONED.findall(text))  # "Gemini-2.5-Pro", "Llama-3-8B"
-        for name in extract_names(text) | proper | versioned:
+        # A word set in quotes is a name: 'a ``Utah'' array'.
+        quoted = set(_QUOTED_NAME.findall(text)) - q_words
+        for name in extract_names(text) | proper | versioned | quoted:
             if TERM_ACRONYM.fullmatch(name):
                 continue  # "RL", "ODEs": a field's term, not the name of a thing used
             if not typed and _PLAIN_WORDS.fullmatch(name):
@@ -289,6 +292,9 @@ def _names_new_thing(question: str, named: dict[str, list[str]] | None, asked: s
     return names_something
 
 
+_QUOTED_NAME = re.compile(r"(?:``|\"|“|‘)([A-Z][\w-]*)(?:''|\"|”|’)")
+
+
 # Kinds of named things an ML abstract says it used, by family: a question asking for one kind is
 # answered by a sentence naming a thing of a kind in the same family ("eval suites?" -> "the Robosuite
 # and MetaWorld benchmarks", "which testbed?" -> "the AndroidWorld benchmark", "base model?" -> "the
@@ -298,6 +304,7 @@ _KIND_FAMILIES = (
     frozenset("model backbone generator llm vlm mllm lrm tool software".split()),  # the models or tools it uses or beats
     frozenset("robot humanoid machine hand arm platform hardware".split()),  # the machine it runs on
     frozenset("gpu accelerator".split()),  # what it is computed on
+    frozenset("array electrode implant probe sensor".split()),  # what it records or stimulates with
 )
 
 
@@ -332,7 +339,7 @@ def names_asked_kind(question: str, named: dict[str, list[str]] | None) -> Calla
     # Only a name by its form counts here ("AndroidWorld", "Janus-Pro", "SigLIPv2", "DINO"): a plain
     # capitalised word beside "models" is as often a title's or a topic's word ("the problem of Bias in
     # Language Models").
-    plain = re.compile(r"(?<![\w-])[A-Z][a-z]+(?![\w-])")
+    plain = re.compile(r"(?<![\w`\"“‘-])[A-Z][a-z]+(?![\w'\"”’-])")
 
     # A model a paper beats is named right after the verb, with no kind word ("even surpassing
     # Gemini-2.5-Pro", "outperforms GPT-4o"): for a question about the models beaten ("which model
