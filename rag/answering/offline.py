@@ -16,6 +16,7 @@ from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, alternatives, as
                                  asks_authors, asks_for_name,
                                  names_asked_kind, own_terms, question_parts, states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order
+from rag.answering.closeness import close_first_abstract, closest_papers, stands_out, with_closer_paper
 from rag.answering.field_terms import missing_field_terms
 from rag.answering.named import (Similarity, as_spelled, described_other, described_papers, labelling, named_by_label,
                                  not_stated, paper_names, papers_named, quoted_labels, recorded_authors, texts_of,
@@ -292,7 +293,7 @@ def _compose_one(
     # A question naming a paper is answered from it alone; one asking for several papers may
     # name one as an example ("which papers study X, such as LTI systems?").
     allowed = [i for i, h in enumerate(hits) if not wanted or many or h.doc_id in wanted]
-    if not wanted and not many and _stands_out(closeness, 0, t):
+    if not wanted and not many and stands_out(closeness, 0, t):
         # A question naming no paper that is much closer in meaning to the first abstract than to any other
         # describes that paper: it is answered from it alone, not also from papers that only share its words.
         # (A Chinese question's closeness is MiniLM's over its dictionary translation.)
@@ -486,7 +487,7 @@ def _compose_one(
         # identification is a wrong-paper answer): such questions are left to their sentences.
         by_margin = (required is None and named_thing is None and not _asks_quantity(question)
                      and not _ASKS_FOR_PAPER.search(question))
-        near = _close_first_abstract(closeness, allowed, t, by_margin=by_margin)
+        near = close_first_abstract(closeness, allowed, t, by_margin=by_margin)
         if near is not None:  # the question describes this paper: quote its best sentences
             chosen = choose([c for c in pool if c.hit_index == near], q_terms=focus, weights=weights, many=many, t=t)
             evidence = t.min_evidence
@@ -511,7 +512,7 @@ def _compose_one(
     if _ASKS_PROPOSED.search(question) or not wanted or comparing or one_of:
         chosen = with_proposal(chosen, pool, every_paper=many or comparing or not wanted)  # context, not evidence
     if not wanted and not many:
-        chosen = _with_closer_paper(_closest_papers(chosen, closeness, t), pool, closeness, allowed, t)
+        chosen = with_closer_paper(closest_papers(chosen, closeness, t), pool, closeness, allowed, t)
     return OfflineResult(render(chosen, hits), cited(chosen), False, evidence, passages_shown(chosen, passages), chosen)
 
 
@@ -525,92 +526,6 @@ def _together_answered(results: list[OfflineResult], hits: list[Hit],
     chosen = in_source_order(list(seen.values()))
     return OfflineResult(render(chosen, hits), cited(chosen), False, max(r.coverage for r in results),
                          passages_shown(chosen, passages), chosen)
-
-
-def _close_first_abstract(closeness: Sequence[float | None] | None, allowed: list[int],
-                          t: OfflineSettings, *, by_margin: bool = False) -> int | None:
-    """The best-ranked hit when its whole abstract is close enough in meaning to be evidence alone.
-
-    A reworded question describes what a paper is about, often in words no single sentence
-    shares; the second model's cosine between the question and the whole abstract says whether
-    the corpus holds such a paper (an off-corpus question is close to no abstract as a whole).
-    Only the first hit qualifies: a lower-ranked abstract that sounds closer than the first is a
-    disagreement between the retrievers, not evidence (measured on dev: eval/README.md).
-
-    With `by_margin`, a first abstract less close than `abstract_closeness` qualifies too when it
-    stands out from every other retrieved abstract by `abstract_margin` (and reaches
-    `margin_closeness`): a question describing one paper in other words is much closer to it than
-    to any other, while an off-corpus question is about as far from several.
-    """
-    if not closeness or t.abstract_closeness is None or not allowed or allowed[0] >= len(closeness):
-        return None
-    first = allowed[0]
-    own = closeness[first]
-    if own is None:
-        return None
-    if own >= t.abstract_closeness or by_margin and _stands_out(closeness, first, t):
-        return first
-    return None
-
-
-def _stands_out(closeness: Sequence[float | None] | None, first: int, t: OfflineSettings) -> bool:
-    """Whether hit `first`'s abstract is closer to the question than every other retrieved abstract by
-    `abstract_margin`, and reaches `margin_closeness` (closeness: as for `_close_first_abstract`)."""
-    if t.abstract_margin is None or not closeness or first >= len(closeness) or closeness[first] is None:
-        return False
-    others = [c for i, c in enumerate(closeness) if i != first and c is not None]
-    own = closeness[first]
-    return bool(others) and own >= t.margin_closeness and own - max(others) >= t.abstract_margin
-
-
-def _closest_papers(chosen: list[Candidate], closeness: Sequence[float | None] | None,
-                    t: OfflineSettings) -> list[Candidate]:
-    """Drop the quoted papers whose whole abstract is less close to the question than the closest quoted
-    one by more than `quote_margin` (closeness: as for `_close_first_abstract`).
-
-    A question naming no paper and asking for no several papers describes one paper; a second paper is
-    quoted when one of its sentences scores near the best, often on shared words alone ("reward",
-    "video"). Read whole, the paper the question describes stays close to it and the other falls away.
-    """
-    if t.quote_margin is None or not closeness:
-        return chosen
-    near = {c.hit_index: closeness[c.hit_index] for c in chosen
-            if c.hit_index < len(closeness) and closeness[c.hit_index] is not None}
-    if len(near) < 2 or len({c.hit_index for c in chosen}) != len(near):
-        return chosen  # a quoted paper without a closeness: nothing to compare it by
-    best = max(near.values())
-    return [c for c in chosen if near[c.hit_index] >= best - t.quote_margin]
-
-
-def _with_closer_paper(chosen: list[Candidate], pool: list[Candidate], closeness: Sequence[float | None] | None,
-                       allowed: list[int], t: OfflineSettings) -> list[Candidate]:
-    """Quote also the other of the two best-ranked papers, with its best sentence and what it proposes,
-    when the answer quotes one paper whose whole abstract is less close to the question than that
-    other's by `closer_paper_margin` (closeness: as for `_close_first_abstract`).
-
-    A question naming no paper describes one; among thousands of papers the one whose sentence scores
-    best is often a neighbour of the paper described, ranked beside it, while the described paper is
-    the closer of the two as a whole. Quoting both keeps the answer the evidence chose and lets the
-    reader see the paper that may be meant; the evidence, not closeness, decided to answer.
-    """
-    if t.closer_paper_margin is None or not closeness:
-        return chosen
-    quoted = {c.hit_index for c in chosen}
-    if len(quoted) != 1:
-        return chosen
-    (one,) = quoted
-    own = closeness[one] if one < len(closeness) else None
-    if own is None:
-        return chosen
-    for other in allowed[:2]:
-        near = closeness[other] if other < len(closeness) else None
-        if other == one or near is None or near < own + t.closer_paper_margin:
-            continue
-        sentences = [c for c in pool if c.hit_index == other]
-        if sentences:
-            chosen = with_proposal(in_source_order([*chosen, max(sentences, key=lambda c: c.score)]), pool,
-                                   every_paper=True)
-    return chosen
 
 
 def _each_naming_paper(pool: list[Candidate], named: dict[str, list[str]], t: OfflineSettings) -> None:
