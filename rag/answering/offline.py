@@ -414,21 +414,17 @@ def _compose_one(
         for c in pool:
             if any(re.search(rf"\(\s*\$?{re.escape(n)}\$?\s*\)", c.text) for n in named):
                 c.score = max(c.score, t.min_evidence + t.intro_bonus)
+    # A sentence of the paper named that states the asked detail in its own words answers, whatever the
+    # question's other words: "Which testbed was SoLS evaluated on?" by its sentence naming a benchmark;
+    # "Up to how many reasoning steps do the RefSpatial examples involve?" by one counting the thing asked
+    # about ("up to 5 steps"; in the one paper named only: where a name fits several, another may count it).
     kind_named = names_asked_kind(question, named) if wanted and not many and not crosslingual else None
-    if kind_named is not None:
-        # "Which testbed was SoLS evaluated on?": its sentence naming a benchmark answers, in whatever words.
-        for c in pool:
-            if kind_named(c.text):
-                c.score = max(c.score, t.min_evidence + c.score * t.rule_tiebreak)
     counts_asked = counts_asked_thing(question) if len(wanted) == 1 and not many else None
-    if counts_asked is not None:
-        # "Up to how many reasoning steps do the RefSpatial examples involve?": in the one paper named, a
-        # sentence counting the thing asked about ("up to 5 steps") states the detail asked, whatever
-        # the question's other words ("examples", "involve"). (Not where a name fits several papers:
-        # another may count the same thing.)
-        for c in pool:
-            if counts_asked(c.text):
-                c.score = max(c.score, t.min_evidence + c.score * t.rule_tiebreak)
+    for states_detail in (kind_named, counts_asked):
+        if states_detail is not None:
+            for c in pool:
+                if states_detail(c.text):
+                    c.score = max(c.score, t.min_evidence + c.score * t.rule_tiebreak)
     # (one paper: where a name or a label's words fit several, another may state the same number)
     quoted = numbers_in(question) if len(wanted) == 1 and not many and not _asks_quantity(question) else set()
     if quoted:
@@ -465,7 +461,7 @@ def _compose_one(
         # asked kind's word ("on the Robosuite and MetaWorld benchmarks"): that sentence joins the answer.
         kind = names_asked_kind(question, named) if not many else None
         first = max(chosen, key=lambda c: c.score).hit_index
-        naming = [c for c in pool if kind is not None and c.hit_index == first and kind(c.text)]
+        naming = [c for c in pool if c.hit_index == first and kind(c.text)] if kind is not None else []
         if naming:
             chosen = in_source_order(chosen + [max(naming, key=lambda c: c.score)])
         else:

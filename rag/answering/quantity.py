@@ -93,9 +93,10 @@ def counted_head(question: str) -> str:
     """The word naming what an English quantity question counts ("GPU hours" -> "hours"), or "" when
     it counts no thing (a comparison: "how many fewer", "how much faster")."""
     words = counted(question).split()
-    if "of" in words[1:] and words[words.index("of", 1) - 1].casefold() not in KIND_WORDS:
+    of = words.index("of", 1) if "of" in words[1:] else 0
+    if of and words[of - 1].casefold() not in KIND_WORDS:
         # "how many levels of chain-of-thought": levels are counted ("how many kinds of violation": violations)
-        words = words[:words.index("of", 1)]
+        words = words[:of]
     if not words or len(words) > 3 or words[-1].casefold() in _COMPARATIVE or words[0].casefold() in _COMPARATIVE:
         return ""
     if len(words) > 1 and words[-1].casefold() in KIND_WORDS:
@@ -247,15 +248,15 @@ def states_quantity(question: str) -> Callable[[str], bool]:
     of what is counted, a rate, an amount, or any number."""
     if _ASKS_POINTS.search(question):
         return lambda text: bool(_STATES_PERCENT.search(text))
-    terms = counted_terms(question)
-    count = states_count_of(terms, counted_head(question)) if terms else states_number
+    counting = counts_asked_thing(question)
+    count = counting or states_number
     if ALSO_NAMES_THEM.search(question):
         # "How many benchmarks does X use, and which are they?": a sentence listing them ("AMC23,
         # AIME24, and AIME25") answers both, though it writes no number (also when what is counted
         # takes more words than a count's head: "how many different video generation tools").
         return lambda text: count(text) or _lists_items(text)
-    if terms:
-        return count
+    if counting is not None:
+        return counting
     if _ASKS_RATE.search(question):
         return states_rate
     return states_amount if _ASKS_SIZE.search(question) else states_number
