@@ -1985,3 +1985,12 @@ def test_a_named_papers_sentence_naming_the_asked_device_by_a_quoted_name_answer
         res = compose(question, [zap], named={"Zap": ["zap"]})
         assert not res.refused and "Utah" in res.text, (question, res.text)
     assert compose("Which animal species was Zap tested on?", [zap], named={"Zap": ["zap"]}).refused
+
+
+def test_a_quoted_word_the_question_already_writes_is_no_new_name():
+    from rag.answering.asked import asks_for_name
+
+    check = asks_for_name("Which robot, other than Atlas, did Zap run on?", {"Zap": ["zap"]})
+    assert check is not None
+    assert not check("Zap ran on the ``Atlas'' robot.")  # the question gives Atlas
+    assert check("Zap ran on the ``Spot'' robot.")

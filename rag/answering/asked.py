@@ -274,7 +274,7 @@ def _names_new_thing(question: str, named: dict[str, list[str]] | None, asked: s
         proper = {w for w in re.findall(r"(?<=[a-z0-9,;:)] )[A-Z][a-z]+\b", text) if w.casefold() not in q_words}
         versioned = set(_VERSIONED.findall(text))  # "Gemini-2.5-Pro", "Llama-3-8B"
         # A word set in quotes is a name: 'a ``Utah'' array'.
-        quoted = set(_QUOTED_NAME.findall(text)) - q_words
+        quoted = {w for w in _QUOTED_NAME.findall(text) if w.casefold() not in q_words}
         for name in extract_names(text) | proper | versioned | quoted:
             if TERM_ACRONYM.fullmatch(name):
                 continue  # "RL", "ODEs": a field's term, not the name of a thing used
