@@ -670,7 +670,11 @@ def test_a_digit_inside_a_name_is_no_quantity(text, states):
     ("每道题采样多少条回答（rollout 数）？", {"answer", "repli"}),  # a parenthesis ends the noun, as a "？" does
     ("How many levels of chain-of-thought does it identify?", {"level"}),  # "N of M" counts N
     ("How many points of top-1 accuracy does it add?", {"point"}),
-    ("How many families of models does it prune?", {"model"}),  # ... but "kinds / families of M" count M
+    # what follows a preposition, "different", or a word joined by "and" before the noun is not what is counted
+    ("How many Baoding-ball rotations per minute do the agents achieve?", {"rotat"}),
+    ("How many different video generation tools does it list?", {"tool"}),
+    ("How many spatial relations and QA pairs does the dataset have?", set()),  # two things counted
+    ("How many data you need growing with how big the plant is does it say?", set()),  # no noun phrase
 ])
 def test_what_a_quantity_question_counts(question, head):
     from rag.answering.quantity import counted_terms
@@ -1127,6 +1131,15 @@ def test_how_many_of_a_kind_and_what_are_they_is_answered_by_the_sentence_naming
     assert compose(question, [vague], named={"Rebo": ["rebo"]}, similarity=lambda t, q: np.full(len(t), 0.85)).refused
 
 
+def test_which_families_are_they_also_asks_for_the_things_counted():
+    from rag.answering.quantity import states_quantity
+
+    check = states_quantity("Across how many families of vision models does Rebo report experiments, "
+                            "and which families are they?")
+    assert check("Experiments on DINO, SigLIPv2, DeIT, and AugReg models show gains.")
+    assert not check("Rebo prunes vision models without retraining.")
+
+
 def test_which_machine_asks_for_the_robot_by_name():
     from rag.answering.asked import names_asked_kind
 
@@ -1144,6 +1157,8 @@ def test_a_model_beaten_is_named_after_the_verb_but_only_answers_which_model_is_
                                {"Rebo": ["rebo"]})
     assert outdone is not None and outdone(beats)
     assert not outdone("Rebo outperforms all other baselines by a large margin.")
+    # a model named beside the kind word answers only when the sentence says the paper beats it
+    assert not outdone("Rebo fine-tunes a base LRM (DeepSeek-R1-Distill-Qwen-1.5B) on math problems.")
     base = names_asked_kind("Which pretrained VLM is Rebo built on?", {"Rebo": ["rebo"]})
     assert base is not None and not base(beats)  # a model beaten is not the one built on
 
@@ -1699,11 +1714,27 @@ def test_which_vlm_asks_for_a_name():
     assert check("Spot fine-tunes Qwen2.5-VL on spatial data.")
 
 
+_KIND_STEMS = {"type", "kind", "sort", "class", "categori", "varieti", "speci", "famili"}
+
+
 def test_a_count_of_kinds_counts_the_noun_before_the_kind_word():
     from rag.answering.quantity import counted_terms
 
-    assert counted_terms("How many spatial relation types does SpotSet cover?") == {"relat"}
-    assert counted_terms("How many types does SpotSet cover?") == {"type"}
+    assert counted_terms("How many spatial relation types does SpotSet cover?") == {"relat"} | _KIND_STEMS
+    assert counted_terms("How many types does SpotSet cover?") == _KIND_STEMS
+
+
+@pytest.mark.parametrize("question, thing", [
+    ("How many families of models does it prune?", "model"),  # "kinds / families of M" count M ...
+    ("How many categories of physical and commonsense violations do the pairs span?", "violat"),
+])
+def test_a_count_of_kinds_of_things_counts_the_things_or_the_kinds_in_any_word(question, thing):
+    from rag.answering.quantity import counted_terms, states_count_of
+
+    assert counted_terms(question) == {thing} | _KIND_STEMS  # ... or the kinds, however named
+    check = states_count_of(counted_terms(question))
+    assert check("The pairs span four categories of physical and commonsense violations.")
+    assert check("It prunes models from four families.") and not check("It takes four minutes per model family")
 
 
 def test_what_class_of_is_answered_by_an_instance():
@@ -1811,6 +1842,17 @@ def test_a_sentence_naming_a_thing_of_the_asked_kinds_family_answers_a_which_que
     res = compose("On which smartphone testbed was Spot tried out?", [spot], named={"Spot": ["spot"]},
                   similarity=lambda t, q: np.full(len(t), 0.3))
     assert not res.refused and "PhoneWorld" in res.text
+
+
+def test_a_sentence_naming_the_asked_kind_answers_though_its_paper_ranks_second():
+    """The rule makes such a sentence evidence by itself: the rank penalty of a second hit (its raw score
+    below zero) must not keep it under the bar."""
+    other = _hit("Other", "We study touch sensing for robot hands and release a tactile benchmark.")
+    spot = _hit("Spot", "We propose Spot, a symmetry prior for robot learning. "
+                "Experiments on the PhoneWorld and TapSuite benchmarks show gains in sample efficiency.")
+    res = compose("For the symmetry paper Spot, which benchmark does each release or evaluate on?", [other, spot],
+                  named={"Spot": ["spot"]}, similarity=lambda t, q: np.full(len(t), 0.3))
+    assert not res.refused and "PhoneWorld" in res.text and res.cited == [1]
 
 
 def test_an_abstracts_own_reference_numbers_are_not_quoted_as_citations():

@@ -81,7 +81,12 @@ def counted_terms(question: str) -> set[str]:
 
     if counted(question):
         head = counted_head(question)
-        return set(tokenize(head, compounds=False)) if head else set()
+        if not head:
+            return set()
+        # "how many kinds of violations": a count of the kinds, in any word for a kind ("four categories of
+        # physical and commonsense violations"), answers as a count of the things would
+        kinds = any(w.casefold() in KIND_WORDS for w in counted(question).split()[:3])
+        return set(tokenize(" ".join([head, *(sorted(KIND_WORDS) if kinds else [])]), compounds=False))
     m = _COUNTED_ZH.search(question)
     if not m or not m.group(1):
         return set()  # "准确率是多少？", "快了多少倍？": a measure, not a count of things
@@ -89,15 +94,40 @@ def counted_terms(question: str) -> set[str]:
     return set(tokenize(heads[-1], compounds=False)) if heads else set()
 
 
+_PREPOSITIONS = frozenset("per with in on for from at during across to until than into over under between among via "
+                          "by within after before".split())
+_COUNT_ADJECTIVES = frozenset("different distinct unique separate individual total main major key new additional "
+                              "other such".split())
+
+
 def counted_head(question: str) -> str:
     """The word naming what an English quantity question counts ("GPU hours" -> "hours"), or "" when
     it counts no thing (a comparison: "how many fewer", "how much faster")."""
     words = counted(question).split()
-    of = words.index("of", 1) if "of" in words[1:] else 0
+    if words and words[0].casefold() in _COMPARATIVE:
+        return ""
+    # "how many Baoding-ball rotations per minute": what follows a preposition says where or how the
+    # thing is counted, not what is counted.
+    cut = next((i for i, w in enumerate(words) if i and w.casefold() in _PREPOSITIONS), len(words))
+    of = words.index("of", 1) if "of" in words[1:cut] else 0
     if of and words[of - 1].casefold() not in KIND_WORDS:
-        # "how many levels of chain-of-thought": levels are counted ("how many kinds of violation": violations)
+        # "how many levels of chain-of-thought": levels are counted
         words = words[:of]
-    if not words or len(words) > 3 or words[-1].casefold() in _COMPARATIVE or words[0].casefold() in _COMPARATIVE:
+    elif of:
+        # "how many kinds of physics or commonsense violation": violations are counted, by kind
+        rest = words[of + 1:]
+        cut = next((i for i, w in enumerate(rest) if i and w.casefold() in _PREPOSITIONS), len(rest))
+        words = rest[:cut]
+    else:
+        words = words[:cut]
+    if len(words) > 2 and words[1].casefold() in ("and", "or"):
+        words = words[2:]  # "physical and commonsense violations": two words describing one thing
+    if any(w.casefold() in ("and", "or") for w in words):
+        return ""  # "how many spatial relations and QA pairs": two things are counted, not one
+    # "how many different video generation tools": "different", "distinct", "main" say nothing of what is counted
+    while len(words) > 1 and words[0].casefold() in _COUNT_ADJECTIVES:
+        words = words[1:]
+    if not words or len(words) > 3 or words[-1].casefold() in _COMPARATIVE:
         return ""
     if len(words) > 1 and words[-1].casefold() in KIND_WORDS:
         words = words[:-1]  # "how many relation types": relations are counted, by kind
@@ -232,7 +262,7 @@ _STATES_PERCENT = re.compile(r"\d\s*(?:\\?%|percent\b|pp\b|points?\b|个百分�
 
 
 # "..., and which are they?", "name them", "分别是哪些": a count question that also asks for the things.
-ALSO_NAMES_THEM = re.compile(r"(?:\band|,)\s*(?:what|which)\s+(?:are|were)\s+(?:they|them|these|those)\b"
+ALSO_NAMES_THEM = re.compile(r"(?:\band|,)\s*(?:what|which)\s+(?:[a-z]+\s+)?(?:are|were)\s+(?:they|them|these|those)\b"
                               r"|\b(?:name|list)\s+them\b|分别是|是哪些|有哪些", re.I)
 # "A, B, and C" / "A, B or C": three or more items listed.
 _LISTED = re.compile(r"[\w.-]+(?:\s+[\w.-]+){0,4},\s+[\w.-]+(?:\s+[\w.-]+){0,4},?\s+(?:and|or)\s+[\w.-]+", re.I)
