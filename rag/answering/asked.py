@@ -347,7 +347,13 @@ def names_asked_kind(question: str, named: dict[str, list[str]] | None) -> Calla
     beaten = "model" in family and (_BEATEN.search(question) or _BETTER_THAN.search(question))
     patterns = (before, after, _BEATEN) if beaten else (before, after)
 
+    # "Which model does X outdo?" asks for a model X beats: a sentence naming its base model ("fine-tuning a
+    # base LRM (DeepSeek-R1-Distill-Qwen-1.5B)") does not answer it; one saying what X beats does.
+    beating = bool(beaten) and bool(_BEATEN.search(question))
+
     def named_beside_kind(text: str) -> bool:
+        if beating and not (_BEATEN.search(text) or _BETTER_THAN.search(text)):
+            return False
         return any(names_something(plain.sub(lambda w: w.group().lower(), m.group()))
                    for pattern in patterns for m in pattern.finditer(text))
     return named_beside_kind

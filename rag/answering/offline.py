@@ -423,8 +423,11 @@ def _compose_one(
     for states_detail in (kind_named, counts_asked):
         if states_detail is not None:
             for c in pool:
+                # (In the one paper named it reaches the bar even when ranked below another hit; where a
+                # name fits several papers, the rank still says which of them is meant.)
                 if states_detail(c.text):
-                    c.score = max(c.score, t.min_evidence + c.score * t.rule_tiebreak)
+                    c.score = max(c.score, t.min_evidence + (max(c.score, 0.0) if len(wanted) == 1 else c.score)
+                                  * t.rule_tiebreak)
     # (one paper: where a name or a label's words fit several, another may state the same number)
     quoted = numbers_in(question) if len(wanted) == 1 and not many and not _asks_quantity(question) else set()
     if quoted:
