@@ -17,7 +17,9 @@ from rag.text import mostly_cjk
 
 # Questions asking which named thing a paper used: the answer names it (a model, dataset or
 # benchmark is referred to by a proper name: "Unitree G1", "Sora", "AIME24").
-_NAMED_THING_ZH = "(?:模型|数据集|基准|机器人|模拟器|生成器|骨干网络|硬件|环境|平台)"
+_NAMED_THING_ZH = ("(?:模型|数据集|基准|机器人|模拟器|仿真器|生成器|骨干网络|硬件|环境|平台|套件|工具|软件"
+                   # what a method records or stimulates with, as in English
+                   "|阵列|电极|植入物|探针|传感器)")
 # After 哪, also the field's Latin acronyms for such things, which a Chinese question writes as they are
 # ("基于哪个LLM"; before 哪 such a word is more often the subject: "LLM 在哪些任务上 ...").
 _ASKED_THING_ZH = f"(?:{_NAMED_THING_ZH}|(?:M?LLM|VLM|GPU)s?(?![A-Za-z]))"
