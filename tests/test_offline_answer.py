@@ -568,6 +568,8 @@ def test_a_refusal_names_the_paper_only_when_it_is_certain_which():
     ("Spot 用哪个数据集做评测？", True),
     ("Spot 实验所用的四个公开数据集分别是哪几个？", True),  # 哪几 asks which ones, not how many
     ("Spot 是基于哪个具体的 DiT 基础模型构建的？", True),  # the kind may come a dozen characters after 哪
+    ("Spot 做实验时用的是哪种电极阵列？", True),  # recording and stimulating devices, as in English
+    ("Spot 在哪个仿真器里训练？", True),
     ("Spot 的数据集包含哪两类数据？", False),  # which kinds (类) of data: a description answers
     ("哪篇论文提出了一个基准？", False),  # asks for a paper, not for a thing the paper used
     ("Spot 的主要贡献是什么？", False),
@@ -2036,3 +2038,34 @@ def test_a_quoted_word_the_question_already_writes_is_no_new_name():
     assert check is not None
     assert not check("Zap ran on the ``Atlas'' robot.")  # the question gives Atlas
     assert check("Zap ran on the ``Spot'' robot.")
+
+
+def test_a_part_of_a_question_naming_one_of_its_papers_is_answered_from_that_paper():
+    alpha = _hit("Alpha", "We propose Alpha, an agent for phone tasks. We evaluate Alpha on the FooWorld benchmark.")
+    beta = _hit("Beta", "We propose Beta, a reasoning image generator. Beta builds on the baseline model, Janus-Pro. "
+                "Beta gains 19% on the BarBench benchmark.")
+    named = {"Alpha": ["alpha"], "Beta": ["beta"]}
+    close = lambda t, q: np.full(len(t), 0.85)
+    res = compose("What benchmark does Alpha use, and what base model does Beta build on?", [alpha, beta],
+                  named=named, similarity=close)
+    assert "FooWorld" in res.text and "Janus-Pro" in res.text
+    assert "BarBench" not in res.text  # Beta's benchmark does not answer what Alpha uses
+    # a part naming no paper asks about the papers the question names
+    it = compose("What benchmark does Alpha use, and what does it build on?", [alpha, beta],
+                 named={"Alpha": ["alpha"]}, similarity=close)
+    assert not it.refused and set(it.cited) == {0}
+
+
+def test_what_a_variant_is_called_is_answered_by_a_name_built_on_the_name_asked_about():
+    from rag.answering.asked import names_variant
+
+    called = names_variant("What's their GRPO variant called?")
+    assert called is not None and called("We introduce BiCoT-GRPO with an ensemble of rewards.")
+    assert not called("We train the policy with GRPO.")  # the name itself is no new name
+    assert not called("We introduce Janus-Pro, a strong model.")  # a new name not built on it
+    assert names_variant("How does Spot compare with GRPO?") is None  # asks for no name
+    spot = _hit("Spot", "We propose Spot, a reasoning image generator. "
+                "To coordinate two levels of CoT, we introduce BiCoT-GRPO with an ensemble of rewards.")
+    res = compose("What's Spot's GRPO variant called?", [spot], named={"Spot": ["spot"], "GRPO": ["spot"]},
+                  similarity=lambda t, q: np.full(len(t), 0.3))
+    assert not res.refused and "BiCoT-GRPO" in res.text

@@ -361,6 +361,30 @@ def names_asked_kind(question: str, named: dict[str, list[str]] | None) -> Calla
     return named_beside_kind
 
 
+# "What's their GRPO variant called?", "what is the name of ...", "what do they call ...": a request for a name.
+_ASKS_NAME = re.compile(r"\b(?:called|named)\s*[?？]?\s*$|\bwhat(?:'s|\s+is|\s+are)?\s+(?:the\s+|its\s+|their\s+)?names?\b"
+                        r"|\bwhat\s+do(?:es)?\s+(?:they|it|the\s+authors)\s+call\b", re.I)
+
+
+def names_variant(question: str) -> Callable[[str], bool] | None:
+    """For a question asking what something is called, a check that a text gives a new name built on a
+    name the question writes ("their GRPO variant" -> "BiCoT-GRPO"); None for other questions. A name
+    compounded from another names a variant of it; what else the sentence says does not matter."""
+    if not _ASKS_NAME.search(question):
+        return None
+    bases = {n.casefold() for n in extract_names(question)}
+    if not bases:
+        return None
+
+    def gives_variant(text: str) -> bool:
+        for name in extract_names(text):
+            key = name.casefold()
+            if key not in bases and bases & set(re.split(r"[-_/+]", key)):
+                return True
+        return False
+    return gives_variant
+
+
 # (the verbs of beating with their endings; "outdoe" + "s" is "outdoes")
 _BEATEN = re.compile(r"\b(?:surpass|outperform|outdo|outdoe|beat|exceed|rival)(?:s|es|ed|ing)?\s+(?:the\s+)?"
                      r"(?:[^\s.;]+\s*){1,3}", re.I)

@@ -13,8 +13,8 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, alternatives, asked_detail, asked_kind_terms,
-                                 asks_authors, asks_for_name,
-                                 names_asked_kind, own_terms, question_parts, states_what_is_asked)
+                                 asks_authors, asks_for_name, names_asked_kind, names_variant, own_terms,
+                                 question_parts, states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order
 from rag.answering.closeness import close_first_abstract, closest_papers, stands_out, with_closer_paper
 from rag.answering.field_terms import missing_field_terms
@@ -182,10 +182,22 @@ def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
     """
     parts = question_parts(question)
     if len(parts) > 1:
-        answered = [r for r in (_compose_one(p, hits, **options) for p in parts) if not r.refused]
+        answered = [r for r in (_compose_one(p, hits, **_part_options(p, options)) for p in parts) if not r.refused]
         if answered:
             return _together_answered(answered, hits, options.get("passages"))
     return _compose_one(question, hits, **options)
+
+
+def _part_options(part: str, options: dict) -> dict:
+    """The options a part of a question is answered with: a part writing some of the papers' names the
+    question gives asks about those papers ("What benchmark does X use, and what base model does Y build
+    on?"); one writing none ("... and what does it prioritise?") asks about every paper the question names."""
+    named = options.get("named") or {}
+    own = {d for n, docs in named.items() if n.casefold() in part.casefold() for d in docs}
+    if not own or own >= {d for docs in named.values() for d in docs}:
+        return options
+    # (every name of those papers stays: "AndroidWorld" or "GPT-4o" beside SoLS name SoLS's abstract too)
+    return {**options, "named": {n: docs for n, docs in named.items() if set(docs) <= own}}
 
 
 def _compose_one(
@@ -420,7 +432,8 @@ def _compose_one(
     # about ("up to 5 steps"; in the one paper named only: where a name fits several, another may count it).
     kind_named = names_asked_kind(question, named) if wanted and not many and not crosslingual else None
     counts_asked = counts_asked_thing(question) if len(wanted) == 1 and not many else None
-    for states_detail in (kind_named, counts_asked):
+    variant = names_variant(question) if wanted and not many else None
+    for states_detail in (kind_named, counts_asked, variant):
         if states_detail is not None:
             for c in pool:
                 # (In the one paper named it reaches the bar even when ranked below another hit; where a
