@@ -570,6 +570,8 @@ def test_a_refusal_names_the_paper_only_when_it_is_certain_which():
     ("Spot 是基于哪个具体的 DiT 基础模型构建的？", True),  # the kind may come a dozen characters after 哪
     ("Spot 做实验时用的是哪种电极阵列？", True),  # recording and stimulating devices, as in English
     ("Spot 在哪个仿真器里训练？", True),
+    ("Spot 生成答案用的 LLM 具体是哪个？", True),  # an acronym followed by "is which one"
+    ("LLM 在哪些任务上表现更好？", False),  # ... not one that is the subject of another question
     ("Spot 的数据集包含哪两类数据？", False),  # which kinds (类) of data: a description answers
     ("哪篇论文提出了一个基准？", False),  # asks for a paper, not for a thing the paper used
     ("Spot 的主要贡献是什么？", False),

@@ -53,7 +53,9 @@ _ASKS_FOR_NAMED_THING = re.compile(rf"\b(?:which|{_WHAT_AS_WHICH}) (?!(?:papers?
                                    rf"|^\W*[^\s?]+\s+(?:[\w-]+\s+){{0,2}}{_NAMED_THING_EN}\s*\?*\s*$"
                                    # "..., by name?", "What are the names of the datasets ...?": names asked for
                                    r"|\bby name\b|\bnames? of (?:the|its|their|these|those|all)\b"
-                                   rf"|哪(?!篇|些论文|{_ZH_KINDS})[^，。？?]{{0,16}}{_ASKED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪(?!{_ZH_KINDS})", re.I)
+                                   rf"|哪(?!篇|些论文|{_ZH_KINDS})[^，。？?]{{0,16}}{_ASKED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪(?!{_ZH_KINDS})"
+                                   # "用的 LLM 具体是哪个？": an acronym followed by "is which one" is the thing asked for
+                                   rf"|{_ASKED_THING_ZH}\s*(?:具体|到底|究竟)?是哪(?:个|一个|种|款)", re.I)
 # A two- or three-letter acronym ("RL", "PDE", "CNNs") is usually a field's term, not a name.
 TERM_ACRONYM = re.compile(r"[A-Z]{2,3}s?")
 # A model named with its version: a capitalised word, a hyphen and a number ("Gemini-2.5-Pro").
