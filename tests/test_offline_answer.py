@@ -2056,6 +2056,11 @@ def test_a_part_of_a_question_naming_one_of_its_papers_is_answered_from_that_pap
     it = compose("What benchmark does Alpha use, and what does it build on?", [alpha, beta],
                  named={"Alpha": ["alpha"]}, similarity=close)
     assert not it.refused and set(it.cited) == {0}
+    # a name written inside a longer word is not written: "GP" in "GPU"
+    from rag.answering.offline import _part_options
+    options = {"named": {"Alpha": ["alpha"], "GP": ["beta"]}}
+    assert _part_options("and which GPU does it need?", options) == options
+    assert _part_options("and which kernel does the GP use?", options)["named"] == {"GP": ["beta"]}
 
 
 def test_what_a_variant_is_called_is_answered_by_a_name_built_on_the_name_asked_about():

@@ -193,7 +193,8 @@ def _part_options(part: str, options: dict) -> dict:
     question gives asks about those papers ("What benchmark does X use, and what base model does Y build
     on?"); one writing none ("... and what does it prioritise?") asks about every paper the question names."""
     named = options.get("named") or {}
-    own = {d for n, docs in named.items() if n.casefold() in part.casefold() for d in docs}
+    own = {d for n, docs in named.items() if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", part, re.I)
+           for d in docs}  # (a whole word: "GP" is not written in "GPU")
     if not own or own >= {d for docs in named.values() for d in docs}:
         return options
     # (every name of those papers stays: "AndroidWorld" or "GPT-4o" beside SoLS name SoLS's abstract too)
