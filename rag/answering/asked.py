@@ -353,7 +353,7 @@ def names_asked_kind(question: str, named: dict[str, list[str]] | None) -> Calla
 
     # "Which model does X outdo?" asks for a model X beats: a sentence naming its base model ("fine-tuning a
     # base LRM (DeepSeek-R1-Distill-Qwen-1.5B)") does not answer it; one saying what X beats does.
-    beating = bool(beaten) and bool(_BEATEN.search(question))
+    beating = "model" in family and bool(_BEATEN.search(question))
 
     def named_beside_kind(text: str) -> bool:
         if beating and not (_BEATEN.search(text) or _BETTER_THAN.search(text)):

@@ -100,26 +100,29 @@ _COUNT_ADJECTIVES = frozenset("different distinct unique separate individual tot
                               "other such".split())
 
 
+def _before_preposition(words: list[str]) -> list[str]:
+    """The words before the first preposition after the first word: "Baoding-ball rotations per minute" ->
+    "Baoding-ball rotations" (what follows says where or how the thing is counted, not what is counted)."""
+    cut = next((i for i, w in enumerate(words) if i and w.casefold() in _PREPOSITIONS), len(words))
+    return words[:cut]
+
+
 def counted_head(question: str) -> str:
     """The word naming what an English quantity question counts ("GPU hours" -> "hours"), or "" when
     it counts no thing (a comparison: "how many fewer", "how much faster")."""
     words = counted(question).split()
     if words and words[0].casefold() in _COMPARATIVE:
         return ""
-    # "how many Baoding-ball rotations per minute": what follows a preposition says where or how the
-    # thing is counted, not what is counted.
-    cut = next((i for i, w in enumerate(words) if i and w.casefold() in _PREPOSITIONS), len(words))
-    of = words.index("of", 1) if "of" in words[1:cut] else 0
+    before = _before_preposition(words)
+    of = before.index("of", 1) if "of" in before[1:] else 0
     if of and words[of - 1].casefold() not in KIND_WORDS:
         # "how many levels of chain-of-thought": levels are counted
         words = words[:of]
     elif of:
         # "how many kinds of physics or commonsense violation": violations are counted, by kind
-        rest = words[of + 1:]
-        cut = next((i for i, w in enumerate(rest) if i and w.casefold() in _PREPOSITIONS), len(rest))
-        words = rest[:cut]
+        words = _before_preposition(words[of + 1:])
     else:
-        words = words[:cut]
+        words = before
     if len(words) > 2 and words[1].casefold() in ("and", "or"):
         words = words[2:]  # "physical and commonsense violations": two words describing one thing
     if any(w.casefold() in ("and", "or") for w in words):
