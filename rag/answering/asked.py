@@ -38,7 +38,8 @@ _ASK_FRAME = frozenset("which what are were the its their name names list all pl
 _WHAT_AS_WHICH = (r"what(?!\s+(?:kinds?|types?|sorts?|class|classes|forms?|famil(?:y|ies)|is|are|was|were|does|do|"
                   r"did|has|have|had|can|could|would|will|should|the|a|an|its|their|this|that|these|those)\b)")
 _ASKS_FOR_NAMED_THING = re.compile(rf"\b(?:which|{_WHAT_AS_WHICH}) (?!(?:papers?|works?|studies|study|articles?)\b)"
-                                   rf"(?:[\w-]+ ){{0,2}}{_NAMED_THING_EN}"
+                                   # "what GPU setup": a setup or configuration of a named thing is that thing
+                                   rf"(?:[\w-]+ ){{0,2}}{_NAMED_THING_EN}(?: (?:setups?|configurations?))?"
                                    # the thing asked for ends its noun phrase: "which robot tasks" asks for tasks;
                                    # so does a verb in the past tense after it ("which generators produced the clips?")
                                    r"(?=\s+(?:is|are|was|were|does|do|did|has|have|had|can|could|would|will|should|"
@@ -62,9 +63,10 @@ TERM_ACRONYM = re.compile(r"[A-Z]{2,3}s?")
 _VERSIONED = re.compile(r"(?<![\w-])[A-Z][A-Za-z]*-\d+(?:\.\d+)*(?:-[A-Za-z0-9]+)*")
 # Where a question asking two things divides: after a question mark followed by more words ("Does X
 # still use Y? What replaces it?"), or before ", and" + a question word ("X starts from which model,
-# and which model does it beat?").
+# and which model does it beat?"; "..., and in which stage ...?", not "..., and in how many steps?", which
+# asks how the first part's claim was reached, as a rule in the same sentence).
 _PART_BREAK = re.compile(r"(?<=[?？])\s*(?=\S)|,\s*(?=and\s+(?:which|what|how|where|when|who|why|does|do|did|is|are|was|"
-                         r"were|can)\b)", re.I)
+                         r"were|can|(?:in|on|at|for|from|with|by|to|under|during|into|of)\s+(?:which|what))\b)", re.I)
 
 
 # Chinese words that ask ("what", "which", "how many", "how long", "how", "why", ...).

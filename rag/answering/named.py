@@ -193,11 +193,23 @@ def described_other(question: str, hits: list[Hit], named: dict[str, list[str]],
     The retrieved abstract (not the named paper's) closest in meaning to the description is the
     paper meant: the asker compares two papers, and describes the one whose name they do not give.
     """
-    m = _DESCRIBES_PAPER.search(question)
-    if not m or any(n.casefold() in m.group().casefold() for n in named):
+    # "the paper that ...", or a few words before "paper" ("the trust-region stochastic optimal control
+    # paper"): the first description that is not of the named paper.
+    found = [*_DESCRIBES_PAPER.finditer(question), *_PAPER_DESCRIBED.finditer(question)]
+    m = next((m for m in found if not any(n.casefold() in m.group().casefold() for n in named)
+              and not _beside_name(question, m, named)), None)
+    if m is None:
         return {}
     best = _closest(m.group(), hits, similarity, taken={d for docs in named.values() for d in docs})
     return {m.group().strip(): [best]} if best is not None else {}
+
+
+def _beside_name(question: str, m: re.Match, named: dict[str, list[str]]) -> bool:
+    """Whether a description stands right beside a name it describes ("the symmetry paper Spot",
+    "Spot, the symmetry paper"): then it is that paper's, not another's."""
+    after = question[m.end():].lstrip(" ,(").casefold()
+    before = question[:m.start()].rstrip(" ,(").casefold()
+    return any(after.startswith(n.casefold()) or before.endswith(n.casefold()) for n in named)
 
 
 def _closest(description: str, hits: list[Hit], similarity: Similarity, *, taken: AbstractSet[str]) -> str | None:

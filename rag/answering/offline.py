@@ -42,7 +42,8 @@ _QUESTION_WORDS = set(tokenize(
     "tell me about explain mention mentions report reports any there according corpus "
     # "in the collection", "in this set", "which works here": the corpus itself, as "corpus" is.
     "collection here "
-    "main key idea contribution contributions many much need needs kind type types called name named "
+    # "What is its core idea?": "core" asks for the main one, as "main" and "key" do.
+    "main key core idea contribution contributions many much need needs kind type types called name named "
     # "What two things does X do?": an abstract says what it does, never "thing".
     "thing things "
     # "What quantity does each make adaptive?": a light verb, and a word answered by the quantity's name.

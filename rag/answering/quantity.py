@@ -207,6 +207,8 @@ def _derivation(word: str) -> str:
 
 
 _PLURAL_NOUN = re.compile(r"[a-z]{2,}[^s\W]s")
+# "a speedup of 1.70-2.10 times" ("\\times" in LaTeX): a factor, not a count of times.
+_MULTIPLIERS = frozenset({"times"})
 
 
 def states_count_of(terms: set[str], word: str = "") -> Callable[[str], bool]:
@@ -225,7 +227,7 @@ def states_count_of(terms: set[str], word: str = "") -> Callable[[str], bool]:
         numbers += [i for i, tok in enumerate(toks) if tok.casefold() == "single"]
         for i in numbers:
             after = toks[i + 1] if i + 1 < len(toks) else ""
-            if _PLURAL_NOUN.fullmatch(after) and after.casefold() not in _MAGNITUDES:
+            if _PLURAL_NOUN.fullmatch(after) and after.casefold() not in _MAGNITUDES | _MULTIPLIERS:
                 # "pairs spanning four categories": a number right before a plural noun counts that noun
                 if counts(after):
                     return True
@@ -258,6 +260,26 @@ def numbers_in(text: str) -> set[float]:
     return {float(m.group()) for m in _BARE_NUMBER.finditer(text)}
 
 
+# "How long does X take?", "多长时间", "多久": a duration, so a number of something else ("dual constraints",
+# "four datasets") does not state it. ("How long are the sequences?" asks a length: not matched.)
+_ASKS_DURATION = re.compile(r"\bhow long (?:does|did|do|would|will|can)\b[^?]*?\b(?:take|takes|took|last|run|runs|train)\b"
+                            r"|\bhow much (?:wall[- ]clock |compute |training |inference )?time\b|多长时间|多久|多少时间|耗时多", re.I)
+_TIME_UNIT = re.compile(r"(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
+                        r"GPU-?hours?|分钟|小时|秒|天)", re.I)
+
+
+def states_duration(text: str) -> bool:
+    """True when the text states a duration: a number with a unit of time ("five minutes", "200 H100 GPU
+    hours", "3.2s")."""
+    toks, numbers = _numbers(text)
+    for i in numbers:
+        rest = re.sub(r"^[\d.,]+", "", toks[i]) if toks[i][0].isdigit() else ""
+        # the unit joined to the number ("3.2s"), or among the two words after it ("200 H100 GPU hours")
+        if any(_TIME_UNIT.fullmatch(w) for w in [rest, *toks[i + 1:i + 4]] if w):
+            return True
+    return bool(re.search(r"\d\s*(?:分钟|小时|秒|天)", text))
+
+
 # "By how many percentage points ...?", "多少个百分点": a difference of percentages, which an abstract states
 # as percentages ("safety by 34.2%"), seldom with the word "points".
 _ASKS_POINTS = re.compile(r"\bpercentage[- ]points?\b|百分点", re.I)
@@ -281,6 +303,8 @@ def states_quantity(question: str) -> Callable[[str], bool]:
     of what is counted, a rate, an amount, or any number."""
     if _ASKS_POINTS.search(question):
         return lambda text: bool(_STATES_PERCENT.search(text))
+    if _ASKS_DURATION.search(question):
+        return states_duration
     counting = counts_asked_thing(question)
     count = counting or states_number
     if ALSO_NAMES_THEM.search(question):
