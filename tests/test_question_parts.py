@@ -86,3 +86,24 @@ def test_a_setup_of_a_named_thing_asks_for_that_thing():
     assert asks is not None and asks("X trains on eight A100 GPUs.") and not asks("X trains a reranker with RL.")
     assert asks_for_name("What hardware configuration does X use?") is not None
     assert asks_for_name("What setup does X use?") is None  # a setup of nothing named: a description answers
+
+
+def test_a_chinese_words_gloss_that_frames_the_question_is_no_evidence_to_state():
+    # 测试 "test" frames the question as "tested" does in English; 数量 "amount" names the quantity asked
+    # for, which a sentence states as a number (before, the sentence stating "over four million actions"
+    # stated two of six glossed words, and the question was refused).
+    from rag.answering.offline import _gloss_groups
+
+    groups = _gloss_groups("BraVE 在动作数量超过多少的环境中进行了测试？", set())
+    assert {"action"} <= set().union(*groups) and {"environ"} <= set().union(*groups)
+    assert not any("test" in g or "amount" in g for g in groups)
+    # not asking for a quantity, 数目 "amount; number" is a word like any other; 联合 "joint; combined" is
+    # framed by neither sense first ("combined" frames English questions: "What does X combine?")
+    groups = _gloss_groups("BraVE 如何减少要评估的联合动作数目？", set())
+    assert any("amount" in g for g in groups) and any("joint" in g for g in groups)
+    assert not any("amount" in g for g in _gloss_groups("BraVE 要评估的联合动作数目是多少？", set()))
+
+
+def test_a_chinese_count_question_is_answered_by_the_sentence_stating_the_count(seed_settings):
+    ans = rag.answer("BraVE 在动作数量超过多少的环境中进行了测试？", settings=seed_settings)
+    assert not ans.refused and "four million" in ans.text, ans.text

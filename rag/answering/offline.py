@@ -29,7 +29,7 @@ from rag.answering.scoring import choose, meaning_of, score, score_glosses, toge
 from rag.answering.wording import join_compounds, near_words, question_phrases
 from rag.config import OfflineSettings
 from rag.index.lexical import CJK, tokenize
-from rag.index.translate import english_query, glosses, is_chinese
+from rag.index.translate import english_query, glosses, is_chinese, word_senses
 from rag.types import Hit
 
 # Words that frame a question but say nothing about its topic.
@@ -557,8 +557,22 @@ def _each_naming_paper(pool: list[Candidate], named: dict[str, list[str]], t: Of
 
 
 def _gloss_groups(question: str, skip: set[str]) -> list[set[str]]:
-    """The stemmed English glosses of each Chinese content word of the question, one set per word."""
-    return [g for g in (set(tokenize(x, compounds=False)) - skip for x in glosses(question)) if g]
+    """The stemmed English glosses of each Chinese content word of the question, one set per word.
+
+    A word glossed first as framing is left out, as an English question's framing words are (测试 "test" in
+    "在哪些环境中进行了测试"), and so, in a question asking for a quantity, is a word glossed as the
+    quantity's name (数量 "amount; quantity"): the sentence states the number, not the word.
+    """
+    framing = _QUESTION_WORDS | (_QUANTITY_WORDS if _asks_quantity(question) else set())
+    groups = []
+    for senses in word_senses(question):
+        first = set(tokenize(senses[0], compounds=False))
+        if first and first <= framing:
+            continue  # framing in its first sense (联合 "joint; combined" is not "combined" the verb)
+        group = set(tokenize(" ".join(senses), compounds=False)) - skip
+        if group:
+            groups.append(group)
+    return groups
 
 
 def _without_names(question: str, named: dict[str, list[str]] | None) -> str:

@@ -155,14 +155,20 @@ def _backward(run: str, words: dict[str, list[str]]) -> list[str]:
 
 def glosses(question: str) -> list[str]:
     """The English glosses of each Chinese content word of the question, one string per word."""
+    return [" ".join(senses) for senses in word_senses(question)]
+
+
+def word_senses(question: str) -> list[list[str]]:
+    """The English glosses of each Chinese content word of the question, one list per word, its first
+    sense first."""
     words = dictionary()
     out = []
     for word in segment(question, words):
         if word in STOPWORDS:
             continue
-        text = " ".join(" ".join(_FILLER.sub(" ", g).split()) for g in words.get(word, [])[:GLOSSES_PER_WORD])
-        if text.strip():
-            out.append(text)
+        senses = [" ".join(_FILLER.sub(" ", g).split()) for g in words.get(word, [])[:GLOSSES_PER_WORD]]
+        if " ".join(senses).strip():
+            out.append(senses)
     return out
 
 
