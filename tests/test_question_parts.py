@@ -50,6 +50,16 @@ def test_how_long_asks_for_a_duration():
     assert states_quantity("How long are the sequences?") is not states_duration
 
 
+def test_what_percentage_asks_for_a_percentage():
+    # "two major categories" states a number, not by what percent something fell
+    for question in ("DISCO 相比基于分类器的引导方法，训练资源消耗降低了百分之多少？",
+                     "By what percentages does X improve safety and helpfulness?"):
+        percent = states_quantity(question)
+        assert not percent("Existing methods fall into two major categories.")
+        assert percent("X enhances safety by 34.2\\% and helpfulness by 34.3\\%."), question
+    assert states_quantity("What fraction of the compute is left?")("About a half of it.")  # a rate in words
+
+
 def test_core_asks_for_the_main_one_as_main_and_key_do():
     assert "core" not in content_terms("What is the core technique of X?")
     assert content_terms("What is the core technique of X?") == content_terms("What is the main technique of X?")
@@ -107,3 +117,4 @@ def test_a_chinese_words_gloss_that_frames_the_question_is_no_evidence_to_state(
 def test_a_chinese_count_question_is_answered_by_the_sentence_stating_the_count(seed_settings):
     ans = rag.answer("BraVE 在动作数量超过多少的环境中进行了测试？", settings=seed_settings)
     assert not ans.refused and "four million" in ans.text, ans.text
+

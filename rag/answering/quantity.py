@@ -282,7 +282,9 @@ def states_duration(text: str) -> bool:
 
 # "By how many percentage points ...?", "多少个百分点": a difference of percentages, which an abstract states
 # as percentages ("safety by 34.2%"), seldom with the word "points".
-_ASKS_POINTS = re.compile(r"\bpercentage[- ]points?\b|百分点", re.I)
+_ASKS_POINTS = re.compile(r"\bpercentage[- ]points?\b|百分点"
+                          # "What percentage ...?", "百分之多少": a percentage, which "two categories" is not
+                          r"|\b(?:what|which) percentages?\b|\bhow many percent\b|\bby what percent\b|百分之(?:多少|几)", re.I)
 _STATES_PERCENT = re.compile(r"\d\s*(?:\\?%|percent\b|pp\b|points?\b|个百分点)", re.I)
 
 
