@@ -118,3 +118,15 @@ def test_a_chinese_count_question_is_answered_by_the_sentence_stating_the_count(
     ans = rag.answer("BraVE 在动作数量超过多少的环境中进行了测试？", settings=seed_settings)
     assert not ans.refused and "four million" in ans.text, ans.text
 
+
+def test_a_chinese_question_giving_examples_of_the_kind_asks_for_an_instance():
+    # "哪种具体的物理系统，比如倒立摆？" asks which system, by name, as "which system, e.g. a pendulum?"
+    # does: a sentence restating the paper's topic names none (before, it was quoted)
+    from rag.answering.asked import states_what_is_asked
+
+    asks = states_what_is_asked("LTS-P 的实验用的是哪种具体的物理系统，比如倒立摆？", {"LTS-P": ["x"]})
+    assert asks is not None
+    assert not asks("We study stabilizing an unknown partially observable linear time-invariant (LTI) system.")
+    assert asks("We evaluate on the MuJoCo Hopper system.")
+    solver = states_what_is_asked("SPOT 用的是哪款求解器，例如 Gurobi 还是 CPLEX？", {"SPOT": ["x"]})
+    assert solver is not None and solver("We solve the program with Gurobi.")

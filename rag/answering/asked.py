@@ -228,6 +228,11 @@ _ASKS_WITH_EXAMPLES = re.compile(r"\b(?:which|what)\s+(?P<kind>(?:[\w-]+\s+){0,4
                                  r"\s*(?:\)|,|\?|$)", re.I)
 
 
+# "哪种具体的物理系统，比如倒立摆？", "哪款求解器，例如 Gurobi 还是 CPLEX？": the same in Chinese.
+_ASKS_WITH_EXAMPLES_ZH = re.compile(r"哪[种个款一](?P<kind>[^，,。？?（(]{1,12}?)[，,（(]?\s*(?:比如|例如|譬如)\s*"
+                                    r"(?P<examples>[^，,。？?）)]+)")
+
+
 def names_an_instance(question: str, named: dict[str, list[str]] | None = None) -> Callable[[str], bool] | None:
     """For "which <kind>, e.g. A or B, ...?", a check that a text names an instance of the kind: one of
     the examples, or a thing the question does not give (by name); None for a question of another form.
@@ -238,10 +243,11 @@ def names_an_instance(question: str, named: dict[str, list[str]] | None = None) 
     """
     from rag.index.lexical import tokenize
 
-    m = _ASKS_WITH_EXAMPLES.search(question)
+    m = _ASKS_WITH_EXAMPLES.search(question) or _ASKS_WITH_EXAMPLES_ZH.search(question)
     if not m:
         return None
-    examples = [set(tokenize(e, compounds=False)) for e in re.split(r",|\bor\b|\band\b", m.group("examples"))]
+    examples = [set(tokenize(e, compounds=False))
+                for e in re.split(r",|\bor\b|\band\b|还是|或者|或|和|与|、", m.group("examples"))]
     examples = [e for e in examples if e]
     names = _names_new_thing(question, named, m.group("kind"))
 
