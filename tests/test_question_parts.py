@@ -36,6 +36,15 @@ def test_a_factor_written_with_times_states_a_speedup():
     assert not speedup("X improves speed on four tasks.")
 
 
+def test_a_count_joined_to_its_noun_by_a_hyphen_counts_it():
+    # "a one-step bias" says how many steps ahead (before, no sentence stated a count of steps)
+    steps = states_quantity("X suffers from a bias tied to looking how many steps ahead?")
+    assert steps("These methods suffer from a significant one-step bias.")
+    assert not steps("We use multi-step lookahead.")
+    layers = states_quantity("How many layers does the network have?")
+    assert layers("We train a 5-layer network.") and not layers("We train for a five-minute run.")
+
+
 def test_how_long_asks_for_a_duration():
     # A number of something else ("dual constraints", "four datasets") does not say how long it takes.
     took = states_quantity("单张 focal stack 推理要多长时间?")

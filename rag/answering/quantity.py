@@ -226,6 +226,9 @@ def states_count_of(terms: set[str], word: str = "") -> Callable[[str], bool]:
         # "on a single A100 GPU" counts GPUs: one.
         numbers += [i for i, tok in enumerate(toks) if tok.casefold() == "single"]
         for i in numbers:
+            _, hyphen, joined = toks[i].partition("-")
+            if hyphen and counts(joined):
+                return True  # "a one-step bias", "a 5-layer network": the count joined to what it counts
             after = toks[i + 1] if i + 1 < len(toks) else ""
             if _PLURAL_NOUN.fullmatch(after) and after.casefold() not in _MAGNITUDES | _MULTIPLIERS:
                 # "pairs spanning four categories": a number right before a plural noun counts that noun
