@@ -1955,11 +1955,13 @@ def test_a_question_about_its_paper_alone_that_asks_for_a_number_needs_a_sentenc
     assert not res.refused and "40 tasks" in res.text, res.text
 
 
-def test_chinese_percent_asks_for_a_rate():
-    from rag.answering.quantity import states_rate
+def test_chinese_percent_asks_for_a_percentage():
     from rag.answering.asked import states_what_is_asked
 
-    assert states_what_is_asked("Rebo 的训练开销降低了百分之多少？", {"Rebo": ["rebo"]}) is states_rate
+    # (since session 32 a percentage, not any rate: "two categories" does not say by what percent)
+    percent = states_what_is_asked("Rebo 的训练开销降低了百分之多少？", {"Rebo": ["rebo"]})
+    assert percent("Rebo cuts training cost by 35\\%.") and not percent("Rebo has two stages.")
+    assert states_what_is_asked("Rebo 的准确率是多少？", {"Rebo": ["rebo"]})("Rebo reaches 0.91.")  # a rate
 
 
 def test_a_question_asking_who_proposed_a_named_paper_is_refused_unless_a_sentence_names_authors():
