@@ -277,17 +277,17 @@ def states_duration(text: str) -> bool:
     toks, numbers = _numbers(text)
     for i in numbers:
         rest = re.sub(r"^[\d.,]+", "", toks[i]) if toks[i][0].isdigit() else ""
-        # the unit joined to the number ("3.2s"), or among the two words after it ("200 H100 GPU hours")
+        # the unit joined to the number ("3.2s"), or among the three words after it ("200 H100 GPU hours")
         if any(_TIME_UNIT.fullmatch(w) for w in [rest, *toks[i + 1:i + 4]] if w):
             return True
     return bool(re.search(r"\d\s*(?:分钟|小时|秒|天)", text))
 
 
-# "By how many percentage points ...?", "多少个百分点": a difference of percentages, which an abstract states
-# as percentages ("safety by 34.2%"), seldom with the word "points".
-_ASKS_POINTS = re.compile(r"\bpercentage[- ]points?\b|百分点"
-                          # "What percentage ...?", "百分之多少": a percentage, which "two categories" is not
-                          r"|\b(?:what|which) percentages?\b|\bhow many percent\b|\bby what percent\b|百分之(?:多少|几)", re.I)
+# Questions asking for a percentage: "What percentage ...?", "百分之多少" (which "two categories" does not
+# state), and "By how many percentage points ...?", "多少个百分点", a difference of percentages, which an
+# abstract states as percentages ("safety by 34.2%"), seldom with the word "points".
+_ASKS_PERCENT = re.compile(r"\bpercentage[- ]points?\b|百分点|\b(?:what|which) percentages?\b|\bhow many percent\b"
+                           r"|\bby what percent\b|百分之(?:多少|几)", re.I)
 _STATES_PERCENT = re.compile(r"\d\s*(?:\\?%|percent\b|pp\b|points?\b|个百分点)", re.I)
 
 
@@ -306,7 +306,7 @@ def _lists_items(text: str) -> bool:
 def states_quantity(question: str) -> Callable[[str], bool]:
     """For a question asking for a quantity (`asks_quantity`), a check that a text states it: a count
     of what is counted, a rate, an amount, or any number."""
-    if _ASKS_POINTS.search(question):
+    if _ASKS_PERCENT.search(question):
         return lambda text: bool(_STATES_PERCENT.search(text))
     if _ASKS_DURATION.search(question):
         return states_duration
