@@ -1,20 +1,12 @@
 """Questions asking two things, and the quantities and things they ask for (session 32's rules).
 
 Each rule was drawn from a fresh dev question the answerer failed and is stated as a policy; the
-synthetic abstracts below are not the corpus's.
+sentences below are made up, not the corpus's, except where a test asks the seed index.
 """
-import numpy as np
-
 import rag
 from rag.answering.asked import question_parts
-from rag.answering.offline import compose, content_terms
+from rag.answering.offline import content_terms
 from rag.answering.quantity import states_duration, states_quantity
-from rag.types import Hit
-
-
-def _hit(label: str, text: str) -> Hit:
-    return Hit(doc_id=label.lower(), title=label, text=text, score=0.03, chunk_id=f"{label.lower()}:0",
-               label=label, dense_score=0.85)
 
 
 def test_a_second_question_after_and_plus_a_preposition_is_a_part_of_its_own():
@@ -82,7 +74,6 @@ def test_a_comparison_may_describe_the_other_paper_by_a_few_words_before_paper(s
     assert not ans.refused
     assert {c.label for c in ans.citations} >= {"Model-free approach targeting the HJB equation",
                                                 "Trust region based strategy"}, ans.text
-
 
 
 def test_a_description_beside_the_name_it_describes_is_not_another_paper():

@@ -29,7 +29,7 @@ from rag.answering.scoring import choose, meaning_of, score, score_glosses, toge
 from rag.answering.wording import join_compounds, near_words, question_phrases
 from rag.config import OfflineSettings
 from rag.index.lexical import CJK, tokenize
-from rag.index.translate import english_query, glosses, is_chinese, word_senses
+from rag.index.translate import english_query, is_chinese, word_senses
 from rag.types import Hit
 
 # Words that frame a question but say nothing about its topic.
