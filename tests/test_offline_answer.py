@@ -1771,7 +1771,7 @@ def test_a_phrase_with_an_acronym_matches_the_acronym_written_after_its_spelled_
     ("想分别控制每个人的姿态、风格和光照，有什么办法？", 1),
 ])
 def test_a_question_asking_two_things_is_divided_into_its_parts(question, parts):
-    from rag.answering.asked import question_parts
+    from rag.answering.parts import question_parts
 
     assert len(question_parts(question)) == parts
 
@@ -1902,7 +1902,7 @@ def test_a_statement_before_the_question_says_what_the_named_papers_share_not_wh
 
 
 def test_own_terms_are_the_question_sentences_words_after_a_statement():
-    from rag.answering.asked import own_terms
+    from rag.answering.parts import own_terms
     from rag.index.lexical import tokenize
 
     assert own_terms("What is Alpha?") is None and own_terms("Compare Alpha and Beta.") is None

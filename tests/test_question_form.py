@@ -5,7 +5,7 @@ Session 26's rules, each drawn from a fresh question the answerer failed and sta
 import numpy as np
 
 import rag
-from rag.answering.asked import own_terms
+from rag.answering.parts import own_terms
 from rag.answering.offline import compose
 from rag.answering.quantity import asks_quantity
 from rag.index.lexical import tokenize
@@ -77,7 +77,7 @@ def test_a_chinese_question_quoting_a_label_whole_names_that_paper(seed_settings
 
 
 def test_the_phrases_either_side_of_or_are_alternatives():
-    from rag.answering.asked import alternatives
+    from rag.answering.parts import alternatives
     from rag.index.lexical import tokenize
 
     def stems(text):

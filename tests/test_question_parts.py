@@ -4,7 +4,7 @@ Each rule was drawn from a fresh dev question the answerer failed and is stated 
 sentences below are made up, not the corpus's, except where a test asks the seed index.
 """
 import rag
-from rag.answering.asked import question_parts
+from rag.answering.parts import question_parts
 from rag.answering.offline import content_terms
 from rag.answering.quantity import states_duration, states_quantity
 

@@ -7,7 +7,6 @@ answerer lowers the evidence of a sentence lacking what is asked (`rag.answering
 from __future__ import annotations
 
 import re
-from collections.abc import Set as AbstractSet
 from typing import Callable
 
 from rag.answering.quantity import (ALSO_NAMES_THEM, ENUMERATOR, KIND_WORDS, asks_quantity, counted,
@@ -61,124 +60,6 @@ _ASKS_FOR_NAMED_THING = re.compile(rf"\b(?:which|{_WHAT_AS_WHICH}) (?!(?:papers?
 TERM_ACRONYM = re.compile(r"[A-Z]{2,3}s?")
 # A model named with its version: a capitalised word, a hyphen and a number ("Gemini-2.5-Pro").
 _VERSIONED = re.compile(r"(?<![\w-])[A-Z][A-Za-z]*-\d+(?:\.\d+)*(?:-[A-Za-z0-9]+)*")
-# Where a question asking two things divides: after a question mark followed by more words ("Does X
-# still use Y? What replaces it?"), or before ", and" + a question word ("X starts from which model,
-# and which model does it beat?"; "..., and in which stage ...?", not "..., and in how many steps?", which
-# asks how the first part's claim was reached, as a rule in the same sentence).
-_PART_BREAK = re.compile(r"(?<=[?？])\s*(?=\S)|,\s*(?=and\s+(?:which|what|how|where|when|who|why|does|do|did|is|are|was|"
-                         r"were|can|(?:in|on|at|for|from|with|by|to|under|during|into|of)\s+(?:which|what))\b)", re.I)
-
-
-# Chinese words that ask ("what", "which", "how many", "how long", "how", "why", ...).
-_ZH_ASKING = re.compile(r"什么|哪|多少|几|多长|多久|多快|多大|如何|怎么|怎样|为何|吗")
-
-
-def question_parts(question: str) -> list[str]:
-    """The question's parts when it asks two or more things, each with words of its own; else [question]."""
-    from rag.index.lexical import tokenize
-
-    parts = [p.strip() for p in _PART_BREAK.split(question) if p.strip()]
-    if len(parts) < 2 and mostly_cjk(question):
-        parts = _chinese_parts(question)
-    if len(parts) < 2 or any(len(tokenize(p, compounds=False)) < 2 for p in parts):
-        return [question]
-    return parts
-
-
-def _chinese_parts(question: str) -> list[str]:
-    """"X 需要多长时间、用什么硬件？" asks two things, each clause with its own question word: the clauses
-    between "、" or "，" grouped so that each part asks something ([question] when fewer than two do)."""
-    parts: list[str] = []
-    current = ""
-    for clause in re.split(r"(?<=[、，,])", question):
-        current += clause
-        if _ZH_ASKING.search(current):
-            parts.append(current.strip(" 、，,"))
-            current = ""
-    if parts and current.strip(" 、，,？?"):
-        parts[-1] += current  # a last clause asking nothing of its own belongs to the part before it
-    return parts if len(parts) >= 2 else [question]
-
-
-# "... How does each one go about it?", "How does it do so?": a verb whose object points back at the
-# statement before the question stands for what that statement says the paper does.
-_POINTS_BACK = re.compile(r"\b([a-z]+)(?:\s+about)?\s+(?:it|this|that|so|them|these)\s*[?？]", re.I)
-
-
-# "Which of the two ...?", "which of them", "these": the question sentence asks about things the
-# statement before it names, so the statement's words say what is asked too.
-_POINTS_TO_THINGS = re.compile(r"\b(?:the two|the three|which of (?:them|these|those)|these|those|either|neither)\b", re.I)
-
-
-# "The humanoid controller that learns Kungfu from video: which robot was it deployed on?": a
-# description set off by a colon or a dash before a question clause says which paper is meant, as a
-# statement sentence before the question does.
-_LEADS_INTO_QUESTION = re.compile(r"(?::|\s[—–-]\s)\s*(?=(?:which|what|how|who|whom|whose|where|when|why|"
-                                  r"is|are|was|were|does|do|did|can|could)\b)", re.I)
-
-
-# "make adaptive or decompose", "offline RL or offline imitation methods": the phrases either side of
-# "or", up to three words each, ending at a function word or a punctuation mark.
-_OR = re.compile(r"((?:[A-Za-z][\w-]*\s+){0,2}[A-Za-z][\w-]*)\s*,?\s+or\s+([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,2})",
-                 re.I)
-
-
-def alternatives(question: str) -> list[list[set[str]]]:
-    """The phrases the question offers as alternatives, as each side's stemmed words, one list per
-    "A or B": a sentence stating either side states what is asked ("what does each make adaptive or
-    decompose?" is answered by "adaptively controls" in one paper and "decompose" in the other)."""
-    from rag.index.lexical import tokenize
-
-    def side(words: list[str]) -> set[str]:
-        kept: list[str] = []
-        for w in words:  # nearest "or" first
-            stems = tokenize(w, compounds=False)
-            if not stems or w.casefold() in _NO_ALTERNATIVE:
-                break  # a function word ends the phrase
-            kept += stems
-        return set(kept)
-
-    groups = []
-    for m in _OR.finditer(question):
-        before, after = side(m.group(1).split()[::-1]), side(m.group(2).split())
-        if before and after and before != after:
-            groups.append([before, after])
-    return groups
-
-
-_NO_ALTERNATIVE = frozenset("both not none neither either more less other others so".split())
-
-
-def own_terms(question: str, framing: AbstractSet[str] = frozenset()) -> set[str] | None:
-    """The words the question sentence asks with, when statements come before it; else None.
-
-    "UAT and SnapViT both let a deployed network spend less compute. How does each one go about it?":
-    the statement says which papers and what they share; the question asks how each does it, and a
-    verb pointing back at the statement ("go about it") asks for nothing of its own. A description
-    before a colon or dash that leads into a question clause is such a statement too, when the clause
-    asks with a word of its own, not only `framing` words ("Safe RLHF-V's helpfulness gain - what's the
-    number?" asks for the gain the lead names).
-    """
-    from rag.index.lexical import tokenize
-    from rag.text import split_sentences
-
-    lead = _LEADS_INTO_QUESTION.search(question)
-    if lead and not re.search(r"[?？]", question[:lead.start()]):
-        asked = question[lead.end():]
-        words = set(tokenize(_POINTS_BACK.sub(lambda m: "?", asked), compounds=False))
-        if not _POINTS_TO_THINGS.search(asked) and words - framing:
-            return words
-    sentences = [question[a:b].strip() for a, b in split_sentences(question)]
-    asking = [x for x in sentences if x.endswith(("?", "？"))]
-    if not asking or len(asking) == len(sentences) or not sentences[-1].endswith(("?", "？")):
-        return None
-    if any(_POINTS_TO_THINGS.search(x) for x in asking):
-        return None  # "X gains in safety and helpfulness. Which of the two improved more?": the statement's things are asked about
-    text = " ".join(asking)
-    text = _POINTS_BACK.sub(lambda m: "?", text)
-    return set(tokenize(text, compounds=False))
-
-
 def _acronyms_of(words: list[str]) -> set[str]:
     """The initials of every run of 2-5 consecutive words, case-folded."""
     return {"".join(w[0] for w in words[i:j]).casefold() for i in range(len(words))

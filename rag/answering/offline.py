@@ -12,15 +12,15 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, alternatives, asked_detail, asked_kind_terms,
-                                 asks_authors, asks_for_name, names_asked_kind, names_variant, own_terms,
-                                 question_parts, states_what_is_asked)
+from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, asked_kind_terms, asks_authors,
+                                 asks_for_name, names_asked_kind, names_variant, states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order
 from rag.answering.closeness import close_first_abstract, closest_papers, stands_out, with_closer_paper
 from rag.answering.field_terms import missing_field_terms
 from rag.answering.named import (Similarity, as_spelled, described_other, described_papers, labelling, named_by_label,
                                  not_stated, paper_names, papers_named, quoted_labels, recorded_authors, texts_of,
                                  without_examples, without_field_acronyms)
+from rag.answering.parts import alternatives, own_terms, question_parts
 from rag.answering.quantity import asks_quantity as _asks_quantity, counted, counts_asked_thing, numbers_in
 from rag.answering.quoting import (cited, denial, denies, passages_shown, render, with_denial,
                                    with_each_paper, with_followers, with_next_best, with_proposal)

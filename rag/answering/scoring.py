@@ -71,7 +71,7 @@ def score(pool: list[Candidate], meaning: np.ndarray, weights: dict[str, float],
     (`required`, from `rag.answering.asked`; a sentence lacking it keeps `no_number_factor`).
     A focus word a sentence lacks counts as partly stated by a word of it close in meaning
     (`near`, from `rag.answering.wording.near_words`). Words the question offers as alternatives
-    ("make adaptive or decompose"; `alternatives`, from `rag.answering.asked.alternatives`) are
+    ("make adaptive or decompose"; `alternatives`, from `rag.answering.parts.alternatives`) are
     stated by a sentence stating any one of them.
     """
     focus = list(weights)
