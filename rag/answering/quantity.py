@@ -153,8 +153,14 @@ KIND_WORDS = frozenset("type types kind kinds sort sorts class classes category 
 # time or size: "less than five minutes on one GPU" does not say how accurate a model is.
 _ASKS_RATE = re.compile(r"\b(?:accuracy|accuracies|(?:error|success|win|pass|hit) rates?|percentage|fraction|share|"
                         r"proportion|speedups?|ratios?)\b|准确率|正确率|成功率|胜率|比例|百分比|百分之|加速比|倍", re.I)
-_UNIT = re.compile(r"(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
-                   r"[KMGT]B|bytes?|GPUs?|parameters?|params|tokens?|samples?|steps?|epochs?|layers?)", re.I)
+_TIME_UNITS = r"ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?"
+_UNIT = re.compile(rf"(?:{_TIME_UNITS}|[KMGT]B|bytes?|GPUs?|parameters?|params|tokens?|samples?|steps?|epochs?|layers?)",
+                   re.I)
+
+
+def _joined_unit(tok: str) -> str:
+    """The unit written onto a number ("3.2s" -> "s", "7B" -> "B"); "" for a number in words."""
+    return re.sub(r"^[\d.,]+", "", tok) if tok[0].isdigit() else ""
 
 
 def _numbers(text: str) -> tuple[list[str], list[int]]:
@@ -167,8 +173,7 @@ def states_rate(text: str) -> bool:
     """True when the text states a number that is not a duration, a size or a count of things."""
     toks, numbers = _numbers(text)
     for i in numbers:
-        tok = toks[i]
-        rest = re.sub(r"^[\d.,]+", "", tok) if tok[0].isdigit() else ""
+        rest = _joined_unit(toks[i])
         after = toks[i + 1:i + 3]
         if after and after[0].casefold() in ("million", "billion", "thousand", "hundred"):
             after = after[1:]  # "four million actions": the unit follows the magnitude
@@ -267,8 +272,7 @@ def numbers_in(text: str) -> set[float]:
 # "four datasets") does not state it. ("How long are the sequences?" asks a length: not matched.)
 _ASKS_DURATION = re.compile(r"\bhow long (?:does|did|do|would|will|can)\b[^?]*?\b(?:take|takes|took|last|run|runs|train)\b"
                             r"|\bhow much (?:wall[- ]clock |compute |training |inference )?time\b|多长时间|多久|多少时间|耗时多", re.I)
-_TIME_UNIT = re.compile(r"(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
-                        r"GPU-?hours?|分钟|小时|秒|天)", re.I)
+_TIME_UNIT = re.compile(rf"(?:{_TIME_UNITS}|GPU-?hours?)", re.I)
 
 
 def states_duration(text: str) -> bool:
@@ -276,11 +280,10 @@ def states_duration(text: str) -> bool:
     hours", "3.2s")."""
     toks, numbers = _numbers(text)
     for i in numbers:
-        rest = re.sub(r"^[\d.,]+", "", toks[i]) if toks[i][0].isdigit() else ""
         # the unit joined to the number ("3.2s"), or among the three words after it ("200 H100 GPU hours")
-        if any(_TIME_UNIT.fullmatch(w) for w in [rest, *toks[i + 1:i + 4]] if w):
+        if any(_TIME_UNIT.fullmatch(w) for w in [_joined_unit(toks[i]), *toks[i + 1:i + 4]] if w):
             return True
-    return bool(re.search(r"\d\s*(?:分钟|小时|秒|天)", text))
+    return bool(re.search(r"\d\s*(?:分钟|小时|秒|天)", text))  # a unit in Chinese script after a digit ("5 分钟")
 
 
 # Questions asking for a percentage: "What percentage ...?", "百分之多少" (which "two categories" does not
