@@ -66,6 +66,11 @@ _QUESTION_WORDS = set(tokenize(
     "computed calculated defined derived stand stands "
     # "What is the key insight of X?", "How does X handle Y?", "What does X combine?": framing too.
     "insight insights handle handles handled combine combines combined "
+    # "What difficulty is each responding to?": framing like "problem" and "address"; an abstract
+    # states its difficulty in its own words ("the existing methods typically assume ...").
+    "difficulty difficulties obstacle obstacles respond responds responding "
+    # "And separately, how much ...?", "... respectively?": how the question is laid out, not its topic.
+    "separately respectively "
     # Function words Lucene's short stopword list keeps; rare in abstracts, they would weigh most.
     "its itself themselves either whether neither also than"
 ))

@@ -1,0 +1,25 @@
+"""What a question asks for and which papers it means (session 33's rules).
+
+Each rule was drawn from a dev question the answerer failed (most from a fresh batch written before
+any rule) and is stated as a policy; the sentences below are made up, not the corpus's, except where
+a test asks the seed index.
+"""
+import rag
+from rag.answering.asked import attribute_terms
+from rag.answering.offline import content_terms
+
+
+def test_a_difficulty_is_asked_for_as_a_problem_is():
+    # "What difficulty is each responding to?" frames like "What problem does each address?": an
+    # abstract states its difficulty in its own words, never "difficulty" (before, the named papers'
+    # parts were refused for not stating "the difficulty").
+    assert content_terms("What difficulty is X responding to?") == content_terms("What problem is X addressing?")
+    assert attribute_terms("What difficulty does X respond to?", {"X": ["x"]}) == set()
+    assert attribute_terms("What bottleneck does X remove?", {"X": ["x"]}) == set()
+    # a word of the topic still counts
+    assert attribute_terms("What kernel does X use?", {"X": ["x"]}) == {"kernel"}
+
+
+def test_separately_and_respectively_lay_out_the_question():
+    assert content_terms("And separately, how much did X raise safety?") == content_terms("How much did X raise safety?")
+    assert "respect" not in content_terms("What are the gains on A and B respectively?")
