@@ -23,3 +23,24 @@ def test_a_difficulty_is_asked_for_as_a_problem_is():
 def test_separately_and_respectively_lay_out_the_question():
     assert content_terms("And separately, how much did X raise safety?") == content_terms("How much did X raise safety?")
     assert "respect" not in content_terms("What are the gains on A and B respectively?")
+
+
+def test_a_comparison_may_describe_the_other_paper_by_its_method(seed_settings):
+    # "SnapViT and the bandit-driven early-exit method": the other paper described by its method, as
+    # "the trust-region paper" is by its topic (before, only SnapViT was asked, and the question refused).
+    ans = rag.answer("SnapViT and the bandit-driven early-exit method both let you trade compute for accuracy "
+                     "after training. Does either need labeled data, and what makes the compute budget adjustable "
+                     "in each?", settings=seed_settings)
+    assert not ans.refused
+    assert {c.label for c in ans.citations} >= {"SnapViT", "UAT"}, ans.text
+
+
+def test_a_method_everyone_knows_or_one_described_at_length_is_no_other_paper():
+    from rag.answering.named import _METHOD_DESCRIBED
+
+    assert [m.group() for m in _METHOD_DESCRIBED.finditer("X and the bandit-driven early-exit method")] \
+        == ["the bandit-driven early-exit method"]
+    for question in ("How does X compare with the standard method?", "Is X better than the proposed approach?",
+                     # "that ..." goes on to describe the paper: read whole elsewhere, where the name it holds counts
+                     "The temporal difference method that targets the HJB equation: how does it work?"):
+        assert _METHOD_DESCRIBED.search(question) is None, question

@@ -195,7 +195,8 @@ def described_other(question: str, hits: list[Hit], named: dict[str, list[str]],
     """
     # "the paper that ...", or a few words before "paper" ("the trust-region stochastic optimal control
     # paper"): the first description that is not of the named paper.
-    found = [*_DESCRIBES_PAPER.finditer(question), *_PAPER_DESCRIBED.finditer(question)]
+    found = [*_DESCRIBES_PAPER.finditer(question), *_PAPER_DESCRIBED.finditer(question),
+             *_METHOD_DESCRIBED.finditer(question)]
     m = next((m for m in found if not any(n.casefold() in m.group().casefold() for n in named)
               and not _beside_name(question, m, named)), None)
     if m is None:
@@ -235,6 +236,15 @@ def texts_of(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | None)
 _PAPER_DESCRIBED = re.compile(r"\bthe\s+(?:(?:(?!(?:and|the|on|about|that|which)\b)[\w/-]+\s+){1,6}?(?:paper|work|study)\b|(?:paper|work|study)\s+"
                               r"(?:that|which|on|about|proposing|introducing|using)\s+[^:;?.,—–]+?(?=\s+and\s+the\b|[:;?.,—–]|$))",
                               re.I)
+
+# In a comparison naming one paper, "the bandit-driven early-exit method" describes the other by its
+# method; not a method qualified only as a kind everyone knows ("the standard method", "the proposed
+# approach"): that is no paper of the corpus.
+_METHOD_DESCRIBED = re.compile(r"\bthe\s+(?:(?!(?:and|the|on|about|that|which|of|proposed|same|standard|existing|"
+                               r"conventional|traditional|classical|classic|baseline|previous|prior|original|usual|"
+                               r"common|other|new|naive|vanilla)\b)[\w/-]+\s+){1,6}?(?:method|approach|framework)\b"
+                               # (one "that ..." or "for ..." goes on to describe: `_DESCRIBES_PAPER` reads it whole)
+                               r"(?!\s+(?:that|which|where|on|about|proposing|introducing|using|for)\b)", re.I)
 
 
 def described_papers(question: str, hits: list[Hit], similarity: Similarity) -> dict[str, list[str]]:
