@@ -44,3 +44,12 @@ def test_a_method_everyone_knows_or_one_described_at_length_is_no_other_paper():
                      # "that ..." goes on to describe the paper: read whole elsewhere, where the name it holds counts
                      "The temporal difference method that targets the HJB equation: how does it work?"):
         assert _METHOD_DESCRIBED.search(question) is None, question
+
+
+def test_an_answer_names_the_kind_of_thing_asked_for_beside_its_word(seed_settings):
+    # "What robot hardware ...?" is answered by naming a machine ("the Unitree G1 robot"); a sentence
+    # holding another name ("Kungfu", the paper's topic) names none, so the sentence naming the
+    # machine joins the answer (before, the answer held only the topic's sentences).
+    ans = rag.answer("Which robot hardware did the kung-fu and dance imitating humanoid controller run on in the end?",
+                     settings=seed_settings)
+    assert not ans.refused and "Unitree G1" in ans.text, ans.text

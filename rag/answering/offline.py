@@ -477,17 +477,21 @@ def _compose_one(
     # cloud dataset ...?") is answered only by naming one. Checked on the answer as a whole, not per
     # sentence: there it would favour any sentence holding a name over the one on the question's topic.
     named_thing = asks_for_name(question) if not wanted and required is None else None
-    if (named_thing is not None and not any(named_thing(c.text) for c in chosen)
+    # Where the kind asked for has a family of words (`names_asked_kind`: "hardware", "robot",
+    # "benchmark"), the answer names one only beside such a word: "Kungfu" in a sentence naming the
+    # paper's topic is a name, but no robot the question asks for.
+    kind = names_asked_kind(question, named) if named_thing is not None and not many else None
+    if (named_thing is not None and not any((kind or named_thing)(c.text) for c in chosen)
             and denial(chosen, pool, focus, question) is None):  # nor denies its premise
         # "time reversal symmetry DRL paper - what benchmarks did they evaluate on and how ...?": the
         # paper whose sentences answer best may name the thing asked for in another sentence, by the
         # asked kind's word ("on the Robosuite and MetaWorld benchmarks"): that sentence joins the answer.
-        kind = names_asked_kind(question, named) if not many else None
         first = max(chosen, key=lambda c: c.score).hit_index
         naming = [c for c in pool if c.hit_index == first and kind(c.text)] if kind is not None else []
         if naming:
             chosen = in_source_order(chosen + [max(naming, key=lambda c: c.score)])
-        else:
+        elif not any(named_thing(c.text) for c in chosen):  # (naming a thing elsewhere is not doubted:
+            # a name need not stand beside the kind's word)
             evidence *= t.no_number_factor
     # A question naming no paper, built on a technique of the field that no retrieved abstract
     # mentions ("How can knowledge distillation compress an LLM?"), asks about a topic the corpus
