@@ -53,3 +53,13 @@ def test_an_answer_names_the_kind_of_thing_asked_for_beside_its_word(seed_settin
     ans = rag.answer("Which robot hardware did the kung-fu and dance imitating humanoid controller run on in the end?",
                      settings=seed_settings)
     assert not ans.refused and "Unitree G1" in ans.text, ans.text
+
+
+def test_a_named_papers_sentence_stating_every_word_asked_with_answers(seed_settings):
+    # With the paper named, "How much larger ... than prior datasets?" stripped of the name is far in
+    # meaning from "a dataset of 20M QA pairs (2x prior)", which states every word it asks with (before,
+    # it was refused).
+    ans = rag.answer("How much larger than prior datasets is the RefSpatial dataset?", settings=seed_settings)
+    assert not ans.refused and "2x prior" in ans.text, ans.text
+    # one word stated is not enough: the abstract states no licence
+    assert rag.answer("Under what licence is the RefSpatial dataset released?", settings=seed_settings).refused

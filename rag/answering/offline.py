@@ -14,7 +14,7 @@ import numpy as np
 
 from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, asked_kind_terms, asks_authors,
                                  asks_for_name, names_asked_kind, names_variant, states_what_is_asked)
-from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order
+from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order, matches
 from rag.answering.closeness import close_first_abstract, closest_papers, stands_out, with_closer_paper
 from rag.answering.field_terms import missing_field_terms
 from rag.answering.named import (Similarity, as_spelled, described_other, described_papers, labelling, named_by_label,
@@ -421,6 +421,14 @@ def _compose_one(
           alternatives=alternatives(question) if not many else None)
     if crosslingual:
         score_glosses(pool, meaning, gloss_terms, t, required=required)
+    # With the paper settled by its name, a sentence of it stating every word the question asks with
+    # (two or more) states what is asked, however far a question stripped of the name is from it in
+    # meaning ("How much larger is RefSpatial than prior datasets?": "20M QA pairs (2x prior)").
+    own_words = [x for x in focus if x not in _EACH_TERMS]
+    if wanted and not crosslingual and not many and len(own_words) >= 2:
+        for c in pool:
+            if all(matches(x, c.terms) for x in own_words) and (required is None or required(c.text)):
+                c.score = max(c.score, t.min_evidence + c.meaning * t.rule_tiebreak)
     if about_paper_only:
         # (ranked among the named papers' hits: where other papers' hits rank says nothing of it)
         # A question asking for a number ("Rebo: how many?") is answered only by the sentences stating one.
