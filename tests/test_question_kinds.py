@@ -63,3 +63,12 @@ def test_a_named_papers_sentence_stating_every_word_asked_with_answers(seed_sett
     assert not ans.refused and "2x prior" in ans.text, ans.text
     # one word stated is not enough: the abstract states no licence
     assert rag.answer("Under what licence is the RefSpatial dataset released?", settings=seed_settings).refused
+
+
+def test_what_a_paper_adjusts_or_changes_is_what_it_does():
+    # "What does each one adjust?" asks what each paper does, as "make" does: an abstract says it with
+    # its own verb ("allows adaptive control of ...", "we propose ..."), so the verb is no word to state
+    # (before, a comparison's described paper was refused for never saying "adjust").
+    for verb in ("adjust", "change", "modify", "alter", "tweak"):
+        assert content_terms(f"What does each one {verb} in the reward model?") == content_terms(
+            "What does each one do in the reward model?"), verb

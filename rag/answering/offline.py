@@ -48,6 +48,8 @@ _QUESTION_WORDS = set(tokenize(
     "thing things "
     # "What quantity does each make adaptive?": a light verb, and a word answered by the quantity's name.
     "make makes made making quantity quantities "
+    # "What does each one adjust / change / modify?": asks what a paper does, as "make" or "do" would.
+    "adjust adjusts adjusted change changes changed modify modifies modified alter alters altered tweak tweaks tweaked "
     "give list show find use uses used using achieve achieves achieved obtain obtains reach reaches "
     "has have had anyone someone somebody ever please "
     # How results were obtained: abstracts say it with any verb ("experiments on X show"), so the
