@@ -328,9 +328,12 @@ _ANSWERED_BY_INSTANCE = frozenset("""
     roles form forms aspect aspects property properties feature features main key new novel specific
     particular exact other different two three four several baseline baselines setting settings experiment
     experiments result results finding findings goal goals contribution contributions limitation limitations
-    advantage advantages difficulty difficulties obstacle obstacles drawback drawbacks shortcoming shortcomings
-    weakness weaknesses bottleneck bottlenecks class classes category categories family families variant variants name names characteristic characteristics trait traits
-    thing things quantity quantities"""
+    advantage advantages class classes category categories family families variant variants name names
+    characteristic characteristics trait traits thing things quantity quantities"""
+    # A difficulty is stated in its own words ("existing methods assume the dynamics are known"), as a
+    # problem or a limitation is.
+    """ difficulty difficulties obstacle obstacles drawback drawbacks shortcoming shortcomings weakness
+    weaknesses bottleneck bottlenecks"""
     # What a condition or a test is asked for by ("under what circumstances", "which evaluation"): a
     # clause ("if an LLM fine-tuned on siloed data serves ...") or a name ("AoTBench") answers.
     """ circumstance circumstances condition conditions situation situations case cases scenario scenarios

@@ -500,8 +500,9 @@ def _compose_one(
         naming = [c for c in pool if c.hit_index == first and kind(c.text)] if kind is not None else []
         if naming:
             chosen = in_source_order(chosen + [max(naming, key=lambda c: c.score)])
-        elif not any(named_thing(c.text) for c in chosen):  # (naming a thing elsewhere is not doubted:
-            # a name need not stand beside the kind's word)
+        elif not any(named_thing(c.text) for c in chosen):
+            # (an answer naming a thing, though not beside the kind's word, is not doubted: a name need
+            # not stand there; it only gains the sentence that does, above)
             evidence *= t.no_number_factor
     # A question naming no paper, built on a technique of the field that no retrieved abstract
     # mentions ("How can knowledge distillation compress an LLM?"), asks about a topic the corpus
