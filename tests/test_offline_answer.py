@@ -1354,9 +1354,9 @@ def test_in_a_comparison_the_described_paper_is_named_by_most_of_its_labels_word
     framework = Hit(doc_id="vb", title="", text="We propose a value-based framework for continuous control. It "
                     "targets continuous action spaces without an actor.", score=0.02, chunk_id="vb:0",
                     label="Value-based framework for continuous control", dense_score=0.8)
-    # (The description has no clause after "framework", which `_described_other` would read as
-    # describing a paper whatever the label share.)
-    question = ("Compare Alpha and the actor-free Q-learning continuous control framework: what kind of action "
+    # (The description is neither "the ... framework" nor "a framework for ...", which `described_other`
+    # reads as describing a paper whatever the label share: tests/test_question_kinds.py.)
+    question = ("Compare Alpha and actor-free Q-learning, a continuous control framework: what kind of action "
                 "space does each target?")
     options = dict(named={"Alpha": ["alpha"]}, similarity=lambda t, q: np.full(len(t), 0.84))
     res = compose(question, [alpha, framework], **options)

@@ -72,3 +72,24 @@ def test_what_a_paper_adjusts_or_changes_is_what_it_does():
     for verb in ("adjust", "change", "modify", "alter", "tweak"):
         assert content_terms(f"What does each one {verb} in the reward model?") == content_terms(
             "What does each one do in the reward model?"), verb
+
+
+def test_a_method_described_in_a_comparison_names_the_other_paper_whatever_its_label_share():
+    # "the actor-free Q-learning continuous control framework" describes the paper compared with Alpha
+    # by its method: found by meaning, even where too few of its label's words would name it.
+    import numpy as np
+
+    from rag.answering.offline import compose
+    from rag.config import OfflineSettings
+    from rag.types import Hit
+
+    alpha = Hit(doc_id="alpha", title="", text="We propose Alpha for offline RL in discrete action spaces with "
+                "millions of actions.", score=0.03, chunk_id="alpha:0", label="Alpha", dense_score=0.8)
+    framework = Hit(doc_id="vb", title="", text="We propose a value-based framework for continuous control. It "
+                    "targets continuous action spaces without an actor.", score=0.02, chunk_id="vb:0",
+                    label="Value-based framework for continuous control", dense_score=0.8)
+    question = ("Compare Alpha and the actor-free Q-learning continuous control framework: what kind of action "
+                "space does each target?")
+    res = compose(question, [alpha, framework], named={"Alpha": ["alpha"]},
+                  similarity=lambda t, q: np.full(len(t), 0.84), thresholds=OfflineSettings(compare_label_share=0.67))
+    assert not res.refused and res.cited == [0, 1], res.text
