@@ -1028,9 +1028,9 @@ def test_every_paper_whose_label_the_question_uses_is_named():
                  "We study actor-critic with linear function approximation.")
     question = "What sample complexity does the single-timescale actor-critic algorithm reach for a globally optimal policy?"
     from rag.answering.named import named_by_label
-    from rag.answering.offline import _QUESTION_WORDS, content_terms
+    from rag.answering.framing import QUESTION_WORDS, content_terms
 
-    named = named_by_label(content_terms(question), [other, seed], 0.67, framing=_QUESTION_WORDS)
+    named = named_by_label(content_terms(question), [other, seed], 0.67, framing=QUESTION_WORDS)
     assert sorted(d for docs in named.values() for d in docs) == sorted([seed.doc_id, other.doc_id])
     res = compose(question, [other, seed], similarity=lambda t, q: np.full(len(t), 0.9))
     assert not res.refused and "O(eps^-3)" in res.text, res.text

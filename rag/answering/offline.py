@@ -17,6 +17,8 @@ from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, as
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order, matches
 from rag.answering.closeness import close_first_abstract, closest_papers, stands_out, with_closer_paper
 from rag.answering.field_terms import missing_field_terms
+from rag.answering.framing import (COMPARISON_TERMS, EACH_TERMS, FRAMING_GLOSSES, QUANTITY_WORDS,
+                                   QUESTION_WORDS, content_terms)
 from rag.answering.named import (Similarity, as_spelled, described_other, described_papers, labelling, named_by_label,
                                  not_stated, paper_names, papers_named, quoted_labels, recorded_authors, texts_of,
                                  without_examples, without_field_acronyms)
@@ -32,58 +34,8 @@ from rag.index.lexical import CJK, tokenize
 from rag.index.translate import english_query, is_chinese, word_senses
 from rag.types import Hit
 
-# Words that frame a question but say nothing about its topic.
-_QUESTION_WORDS = set(tokenize(
-    "which what who whom whose when where why how does do did is are was were can could "
-    "paper papers abstract abstracts study studies work works propose proposes proposed introduce "
-    "introduces present presents describe describes method methods approach approaches "
-    # Like "method": what is asked is answered by the technique itself, not by the word.
-    "technique techniques mechanism mechanisms strategy strategies procedure procedures scheme schemes "
-    "tell me about explain mention mentions report reports any there according corpus "
-    # "in the collection", "in this set", "which works here": the corpus itself, as "corpus" is.
-    "collection here "
-    # "What is its core idea?": "core" asks for the main one, as "main" and "key" do.
-    "main key core idea contribution contributions many much need needs kind type types called name named "
-    # "What two things does X do?": an abstract says what it does, never "thing".
-    "thing things "
-    # "What quantity does each make adaptive?": a light verb, and a word answered by the quantity's name.
-    "make makes made making quantity quantities "
-    # "What does each one adjust / change / modify?": asks what a paper does, as "make" or "do" would.
-    "adjust adjusts adjusted change changes changed modify modifies modified alter alters altered tweak tweaks tweaked "
-    "give list show find use uses used using achieve achieves achieved obtain obtains reach reaches "
-    "has have had anyone someone somebody ever please "
-    # How results were obtained: abstracts say it with any verb ("experiments on X show"), so the
-    # question's verb says nothing about which sentence answers it. Nouns ("the experiments") stay:
-    # abstracts name their experiments with them.
-    "evaluate evaluated evaluates tested assess assessed measure measures measured "
-    # "What are the key results of X?": an abstract states its results without the word ("X outperforms ...").
-    "result results finding findings outcome outcomes "
-    # "How many X does Y contain?": abstracts state what a thing holds as "Y of 20M X", so the verb of
-    # inclusion says nothing about which sentence answers.
-    "contain contains contained include includes consist consists comprise comprises "
-    # "What problem does X solve?", "How is X computed?", "What does X stand for?": the framing of a
-    # question about what a paper does or how a quantity is defined; abstracts say it in other words
-    # ("we address ...", "derived from ...", "Succeed or Learn Slowly (SoLS)").
-    "problem problems solve solves solved address addresses addressed tackle tackles tackled consider considers considered "
-    "computed calculated defined derived stand stands "
-    # "What is the key insight of X?", "How does X handle Y?", "What does X combine?": framing too.
-    "insight insights handle handles handled combine combines combined "
-    # "What difficulty is each responding to?": framing like "problem" and "address"; an abstract
-    # states its difficulty in its own words ("the existing methods typically assume ...").
-    "difficulty difficulties obstacle obstacles respond responds responding "
-    # "And separately, how much ...?", "... respectively?": how the question is laid out, not its topic.
-    "separately respectively "
-    # Function words Lucene's short stopword list keeps; rare in abstracts, they would weigh most.
-    "its itself themselves either whether neither also than"
-))
 # "What does SoLS stand for?": answered by the sentence spelling the name out, "... (SoLS)".
 _ASKS_EXPANSION = re.compile(r"\bstands? for\b|\bfull name\b|\bspelled out\b|全称|代表什么", re.I)
-# In a question asking for a quantity, the word naming it ("the size of", "the number of") is the
-# number the answer states, not a word the sentence must repeat.
-_QUANTITY_WORDS = set(tokenize("size sizes number numbers count counts amount amounts total "
-                                # "the highest speedup", "the average error": which of the paper's numbers
-                                "highest lowest largest smallest maximum minimum best worst average mean peak "
-                                "larger smaller bigger higher lower"))
 _ASKS_FOR_PAPER = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:paper|papers|work|method|model|framework|system|benchmark|approach)\b|\bpropos|\bintroduc", re.I)
 # Questions naming no paper whose answer may span papers: a word for papers ("which papers ...",
 # "Several abstracts ..."), a plural noun after a word that picks or counts them ("which methods", "two
@@ -101,23 +53,9 @@ _ASKS_WHICH_PAPER = re.compile(r"\bwhich (?:paper|work|article|study)\b|哪篇",
 _ASKS_WHICH_DOES = re.compile(r"\bwhich (?:approach|method|framework|model|system|technique|algorithm)s? "
                               r"(?!(?:does|do|did|is|are|was|were|has|have|can|could|would|will|of|in|for|on|to|"
                               r"from|and|or)\b)[a-z]+", re.I)
-# Words of a question asking how papers it names compare ("Compare X and Y", "How do X and Y differ?",
-# "X vs Y"): they say how to answer, not what a sentence must state (abstracts never compare each other).
-_COMPARISON_TERMS = frozenset(tokenize("compare comparison compared differ difference differences different "
-                                       "contrast similar similarity similarities versus vs relate related "
-                                       "relationship common between", compounds=False))
 # "What does each one target?", "... both ...", "respectively": with two or more papers named, the
 # question asks the same of each of them; these words say so, not what a sentence must state.
 _ASKS_OF_EACH = re.compile(r"\b(?:each|both|respectively)\b|分别|各自", re.I)
-_EACH_TERMS = frozenset(tokenize("each one both respectively", compounds=False))
-# A Chinese word with any of these among its glosses frames the request instead of naming a topic:
-# the question words above, comparison words, and what asks for an account of a paper (总结 "sum up",
-# 概述 "overview", 介绍 "introduce; give a presentation", 主要 "main; principal", 贡献 "contribute",
-# 一下 "give it a go", 请 "ask; invite"). Glosses are the dictionary's, so a word is framing when any
-# of its senses is (结果 "bear fruit; outcome").
-_FRAMING_GLOSSES = _QUESTION_WORDS | _COMPARISON_TERMS | set(tokenize(
-    "sum summarize summary conclude overview outline introduce presentation main principal contribute "
-    "outcome give go do ask invite brief briefly", compounds=False))
 # With a paper named, its plural nouns are its own ("SnapViT's pruned models", "the methods RoboRefer
 # compares"; "RoboRefer 用了哪些数据集"): only a word for papers asks for other papers beside it
 # ("Which papers study X, such as LTI systems?"). Chinese nouns have no plural: 论文 is one paper after
@@ -159,11 +97,6 @@ def _refuse(reason: str = "", evidence: float = 0.0) -> OfflineResult:
     return OfflineResult(f"{REFUSAL} {reason}".strip(), [], True, evidence)
 
 
-# A request for an account of a paper ("Summarize X.", "Give me an overview of X"): its opening words
-# frame the request. Only at the start: "summarization" or "overview" later in a question is its topic.
-_ACCOUNT_REQUEST = re.compile(r"^\W*(?:please\W+)?(?:(?:summari[sz]e|outline)\b|(?:(?:give|provide|write)\s+"
-                              r"(?:me\s+|us\s+)?)?(?:an?\s+)?(?:(?:short|brief|quick)\s+)?(?:summary|overview|"
-                              r"tl;?\s?dr)\s+of\b)", re.I)
 
 
 def asks_for_several(question: str, *, names_paper: bool) -> bool:
@@ -173,10 +106,6 @@ def asks_for_several(question: str, *, names_paper: bool) -> bool:
     return bool(_ASKS_FOR_PAPERS.search(text) or not names_paper and _ASKS_FOR_SEVERAL.search(text))
 
 
-def content_terms(question: str) -> list[str]:
-    """The question's stemmed content words: what it is about, without its framing."""
-    question = _ACCOUNT_REQUEST.sub(" ", question)
-    return [t for t in dict.fromkeys(tokenize(question, compounds=False)) if t not in _QUESTION_WORDS]
 
 
 def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
@@ -279,19 +208,19 @@ def _compose_one(
     # so a title sharing its words is a candidate among the hits, not the paper named.)
     described = (not named and not crosslingual and t.label_share <= 1 and not _ASKS_WHICH_PAPER.search(question)
                  and not _ASKS_WHICH_DOES.search(question))
-    named = named or (named_by_label(terms, hits, t.label_share, framing=_QUESTION_WORDS) if described else {})
+    named = named or (named_by_label(terms, hits, t.label_share, framing=QUESTION_WORDS) if described else {})
     described = described and bool(named)
     from_descriptions = False
     # A comparison, or a question asked of each paper (not in one paper's part of one).
     of_each = not crosslingual and t.label_share <= 1 and not one_of \
-        and bool(any(x in _COMPARISON_TERMS for x in terms) or _ASKS_OF_EACH.search(question))
+        and bool(any(x in COMPARISON_TERMS for x in terms) or _ASKS_OF_EACH.search(question))
     if named and not described and of_each:
         # "Compare BraVE and the value-based framework for continuous control", "LTS-P and the paper on
         # the value of stochastic predictions ... What does each consider?": one paper by its name, the
         # other by its label's words; both are the papers compared, or asked about each.
         # (Not in one paper's part of such a question: the part is that paper's alone, though the
         # other's label words remain in its text.)
-        named = {**named_by_label(terms, hits, min(t.label_share, t.compare_label_share), framing=_QUESTION_WORDS), **named}
+        named = {**named_by_label(terms, hits, min(t.label_share, t.compare_label_share), framing=QUESTION_WORDS), **named}
         if len(papers_named(named)) == 1 and by_paper and similarity is not None:
             named = {**named, **described_other(question, hits, named, similarity)}
     elif not named and of_each and by_paper and similarity is not None:
@@ -342,16 +271,16 @@ def _compose_one(
     # A Chinese question's words are weighed through their glosses ("比较" -> compare, "区别" -> difference).
     gloss_terms = ([set(tokenize(n, compounds=True)) for n in detail_names] + _gloss_groups(question, name_terms)
                    if crosslingual else [])
-    own = (own_terms(question, framing=_QUESTION_WORDS | _QUANTITY_WORDS)
+    own = (own_terms(question, framing=QUESTION_WORDS | QUANTITY_WORDS)
            if (wanted or allowed == [0]) and not many and not crosslingual else None)
     if own is not None:
         # "X and Y both start from an existing model. Which base model does each use?": with its papers
         # named, the statement before the question says what they share, the question what is asked.
         focus = [x for x in focus if x in own]
-    asks_to_compare = any(x in _COMPARISON_TERMS for x in terms + [x for g in gloss_terms for x in g])
+    asks_to_compare = any(x in COMPARISON_TERMS for x in terms + [x for g in gloss_terms for x in g])
     comparing = len(wanted) >= 2 and asks_to_compare
     if comparing or one_of:
-        focus = [x for x in focus if x not in _COMPARISON_TERMS and not (one_of and x in _EACH_TERMS)]
+        focus = [x for x in focus if x not in COMPARISON_TERMS and not (one_of and x in EACH_TERMS)]
     papers = papers_named(named)
     if by_paper and len(papers) >= 2 and not many and (focus or gloss_terms) \
             and (asks_to_compare or _ASKS_OF_EACH.search(question)):
@@ -387,20 +316,20 @@ def _compose_one(
         if from_descriptions:  # not every described paper answers on its own: judged whole, as before the guess
             return _compose_one(question, hits, named={}, unknown_names=unknown_names, by_paper=False, **options)
     if _asks_quantity(question):
-        focus = [x for x in focus if x not in _QUANTITY_WORDS] or focus
+        focus = [x for x in focus if x not in QUANTITY_WORDS] or focus
     # "What RL algorithm drives the lookahead?": a sentence naming the algorithm ("use PPO for adaptive
     # multi-step lookahead") answers without the word; the rest of the question says which sentence.
     # (Not "Which papers introduce benchmarks ...?": there the kind is the topic the papers share.)
     if not many:
         kept = [x for x in focus if x not in asked_kind_terms(question)]
-        focus = kept if any(x not in _EACH_TERMS for x in kept) else focus
+        focus = kept if any(x not in EACH_TERMS for x in kept) else focus
     # With the paper settled by its name, every sentence of it is "about" the name: what
     # separates the one that answers is its closeness to the rest of the question.
     # A question asking only about the named paper ("What does RoboRefer do?") is answered by
     # its abstract whatever the sentence: every sentence of it is evidence.
     # So is a Chinese one whose every word frames the request ("总结一下 X", "X 的主要贡献是什么？").
     about_paper_only = bool(wanted) and not focus and (
-        not crosslingual or not any(g.isdisjoint(_FRAMING_GLOSSES) for g in gloss_terms))
+        not crosslingual or not any(g.isdisjoint(FRAMING_GLOSSES) for g in gloss_terms))
     asked = _without_names(question, named) if wanted and not about_paper_only and not described else question
     sims = (np.asarray(similarity([c.text for c in pool], asked), dtype=np.float32) if similarity
             else np.zeros(len(pool)))
@@ -417,7 +346,7 @@ def _compose_one(
     required = _or_denies(states_what_is_asked(question, named), question)
     score(pool, meaning, weights, t, lexical=bool(focus) and not crosslingual, asks_for_paper=asks_for_paper,
           named=bool(wanted), required=required,
-          phrases=question_phrases(question, name_terms | _QUESTION_WORDS), near=near,
+          phrases=question_phrases(question, name_terms | QUESTION_WORDS), near=near,
           # (not in a question asking for several papers: there "X or Y" widens the topic, and a paper
           # stating either word would be quoted beside the ones stating the topic)
           alternatives=alternatives(question) if not many else None)
@@ -426,7 +355,7 @@ def _compose_one(
     # With the paper settled by its name, a sentence of it stating every word the question asks with
     # (two or more) states what is asked, however far a question stripped of the name is from it in
     # meaning ("How much larger is RefSpatial than prior datasets?": "20M QA pairs (2x prior)").
-    own_words = [x for x in focus if x not in _EACH_TERMS]
+    own_words = [x for x in focus if x not in EACH_TERMS]
     if wanted and not crosslingual and not many and len(own_words) >= 2:
         for c in pool:
             if all(matches(x, c.terms) for x in own_words) and (required is None or required(c.text)):
@@ -583,7 +512,7 @@ def _gloss_groups(question: str, skip: set[str]) -> list[set[str]]:
     "在哪些环境中进行了测试"), and so, in a question asking for a quantity, is a word glossed as the
     quantity's name (数量 "amount; quantity"): the sentence states the number, not the word.
     """
-    framing = _QUESTION_WORDS | (_QUANTITY_WORDS if _asks_quantity(question) else set())
+    framing = QUESTION_WORDS | (QUANTITY_WORDS if _asks_quantity(question) else set())
     groups = []
     for senses in word_senses(question):
         first = set(tokenize(senses[0], compounds=False))
