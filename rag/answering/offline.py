@@ -97,15 +97,11 @@ def _refuse(reason: str = "", evidence: float = 0.0) -> OfflineResult:
     return OfflineResult(f"{REFUSAL} {reason}".strip(), [], True, evidence)
 
 
-
-
 def asks_for_several(question: str, *, names_paper: bool) -> bool:
     """Whether the question asks for several papers ("Which papers ...?", "哪些 ...?", "Compare ..."),
     so that its answer may quote each paper nearly as good as the best, not one paper."""
     text = (_ONE_PAPER_ZH if names_paper else _ONE_DESCRIBED_PAPER_ZH).sub(" ", question)
     return bool(_ASKS_FOR_PAPERS.search(text) or not names_paper and _ASKS_FOR_SEVERAL.search(text))
-
-
 
 
 def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
