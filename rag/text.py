@@ -68,11 +68,15 @@ def normalize_question(text: str) -> str:
     word joiner, BOM, bidi marks) are invisible and never part of a word, yet they split
     "Robo\u00adRefer" into two tokens that match nothing; NFKC folds full-width letters and
     compatibility forms ("ＲｏｂｏＲｅｆｅｒ", "ﬁ") into the characters the abstracts use.
-    Control characters become spaces.
+    Control characters become spaces. A question word's contracted "is" is spelled out ("what's the
+    max gain?" -> "what is the max gain?"): the answerer reads a question's form by its words.
     """
     text = "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in text
                    if unicodedata.category(ch) != "Cf")
-    return " ".join(unicodedata.normalize("NFKC", text).split())
+    return _CONTRACTED_IS.sub(r"\1 is", " ".join(unicodedata.normalize("NFKC", text).split()))
+
+
+_CONTRACTED_IS = re.compile(r"\b(what|how|where|which|who|when|why)['’]s\b", re.I)
 
 
 # -- secrets -------------------------------------------------------------------------------------

@@ -49,6 +49,9 @@ QUESTION_WORDS = set(tokenize(
     # "What difficulty is each responding to?": framing like "problem" and "address"; an abstract
     # states its difficulty in its own words ("the existing methods typically assume ...").
     "difficulty difficulties obstacle obstacles respond responds responding "
+    # "What exactly does X make adaptive?", "How was it actually tested?": an intensifier asks for precision,
+    # not about a topic (abstracts write "specifically" to lead into a detail, whatever the detail).
+    "actually exactly really precisely specifically "
     # "And separately, how much ...?", "... respectively?": how the question is laid out, not its topic.
     "separately respectively "
     # Function words Lucene's short stopword list keeps; rare in abstracts, they would weigh most.
@@ -60,7 +63,9 @@ QUESTION_WORDS = set(tokenize(
 QUANTITY_WORDS = set(tokenize("size sizes number numbers count counts amount amounts total "
                                # "the highest speedup", "the average error": which of the paper's numbers
                                "highest lowest largest smallest maximum minimum best worst average mean peak "
-                               "larger smaller bigger higher lower"))
+                               "larger smaller bigger higher lower max min "
+                               # "how large", "how big", "roughly how many": the number's size and precision
+                               "large big roughly approximately"))
 
 # Words of a question asking how papers it names compare ("Compare X and Y", "How do X and Y differ?",
 # "X vs Y"): they say how to answer, not what a sentence must state (abstracts never compare each other).
