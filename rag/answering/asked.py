@@ -36,13 +36,16 @@ _ASK_FRAME = frozenset("which what are were the its their name names list all pl
 # model" (a description), nor "what is / does / the ..." (the noun after is no longer the thing asked for).
 _WHAT_AS_WHICH = (r"what(?!\s+(?:kinds?|types?|sorts?|class|classes|forms?|famil(?:y|ies)|is|are|was|were|does|do|"
                   r"did|has|have|had|can|could|would|will|should|the|a|an|its|their|this|that|these|those)\b)")
+# The thing asked for, up to two words before its kind word ("which pretrained model"; "what stimulation /
+# electrode setup": a slash offers alternatives, as "or" does). A setup, configuration, family or version
+# of a named thing is that thing ("what GPU setup", "which model families": the answer names GPUs, models).
+# It ends its noun phrase: "which robot tasks" asks for tasks; so does a verb in the past tense after it
+# ("which generators produced the clips?").
+_NAMED_THING_PHRASE = (rf"(?:[\w-]+(?: / | |/)){{0,2}}{_NAMED_THING_EN}(?: (?:setups?|configurations?|famil(?:y|ies)|versions?))?"
+                       r"(?=\s+(?:is|are|was|were|does|do|did|has|have|had|can|could|would|will|should|"
+                       r"used|in|on|for|from|of|to|with|by|at|that|the|a|an|or|and|[a-z]{3,}ed)\b|\s*[?,.;:]|$)")
 _ASKS_FOR_NAMED_THING = re.compile(rf"\b(?:which|{_WHAT_AS_WHICH}) (?!(?:papers?|works?|studies|study|articles?)\b)"
-                                   # "what GPU setup": a setup or configuration of a named thing is that thing
-                                   rf"(?:[\w-]+ ){{0,2}}{_NAMED_THING_EN}(?: (?:setups?|configurations?))?"
-                                   # the thing asked for ends its noun phrase: "which robot tasks" asks for tasks;
-                                   # so does a verb in the past tense after it ("which generators produced the clips?")
-                                   r"(?=\s+(?:is|are|was|were|does|do|did|has|have|had|can|could|would|will|should|"
-                                   r"used|in|on|for|from|of|to|with|by|at|that|the|a|an|or|and|[a-z]{3,}ed)\b|\s*[?,.;:]|$)"
+                                   rf"{_NAMED_THING_PHRASE}"
                                    # "Name the four datasets X uses.", "List the benchmarks ...": a request for names
                                    r"|^\W*(?:please\W+)?(?:name|list)\s+(?:all\s+)?(?:the\s+|its\s+|their\s+)?(?:\w+\s+){0,3}?"
                                    rf"{_NAMED_THING_EN}\b"
@@ -201,6 +204,11 @@ _KIND_FAMILIES = (
 )
 
 
+# "What kind of electrode setup was X tested with?": asking for a kind of a thing that has names is answered
+# by a sentence naming one ("a ``Utah'' array") as well as by one describing it, so a sentence naming one
+# is evidence. (Only here: a question naming no paper is not doubted for an answer that names nothing,
+# `asks_for_name` does not read "what kind of".)
+_ASKS_KIND_OF_NAMED_THING = re.compile(rf"\bwhat (?:kinds?|types?|sorts?) of {_NAMED_THING_PHRASE}", re.I)
 _COUNTS_NAMED_THING = re.compile(rf"\bhow many (?:[\w-]+ ){{0,4}}?{_NAMED_THING_EN}\b", re.I)
 
 
@@ -212,7 +220,7 @@ def names_asked_kind(question: str, named: dict[str, list[str]] | None) -> Calla
     The name must stand beside the kind word ("the AndroidWorld benchmark", "the baseline model,
     Janus-Pro"): "model" is in most ML sentences, and "a generalizable reward model ... (RLHF)" names
     no model."""
-    asked = _ASKS_FOR_NAMED_THING.search(question)
+    asked = _ASKS_FOR_NAMED_THING.search(question) or _ASKS_KIND_OF_NAMED_THING.search(question)
     if asked is None and asks_quantity(question) and ALSO_NAMES_THEM.search(question):
         # "How many video generation tools does X list, and what are they?" asks for them by name too
         asked = _COUNTS_NAMED_THING.search(question)
