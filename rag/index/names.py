@@ -90,15 +90,17 @@ def url_names(text: str) -> set[str]:
 
 
 # What names.json holds (2: also the documents' labels and titles, `NameIndex.titles`; 3: the names a
-# question may type in lower case, `NameIndex.casual`; 4: the names of project links, `url_names`); an
-# index saved with another format is rebuilt by the next ingest, readers go on with what it has.
-FORMAT = 4
+# question may type in lower case, `NameIndex.casual`; 4: the names of project links, `url_names`; 5: all-capital
+# names among the casual ones); an index saved with another format is rebuilt by the next ingest, readers go on
+# with what it has.
+FORMAT = 5
 # Users type names in lower case ("snapvit pruning: ..."). A name the corpus always writes with a capital
 # inside the word after a lower-case letter (SnapViT, PermLLM, JacobianODE) is no word in any case, so a
 # question's lower-case word naming it names it, unless the corpus also writes it as a plain lower-case
 # word, it is an English word or one's plural ("BraVE" is "brave", "CoTs" "cots"), or it is shorter than
 # CASUAL_MIN letters.
-# All-capital acronyms ("SPOT", "DISCO", "WISE") stay case-sensitive: in lower case they are words.
+# So does an all-capital one ("IOSTOM", "REBMBO": "iostom"), on the same terms: "SPOT", "DISCO" and "WISE"
+# stay case-sensitive, in lower case they are English words.
 _CAMEL = re.compile(r"[a-z][A-Z]")
 _LOWER_WORD = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?![\w-])")
 CASUAL_MIN = 4
@@ -152,7 +154,7 @@ class NameIndex:
                 by_title.setdefault(key, set()).add(doc_id)
         casual = frozenset(key for key, written in spellings.items()
                            if len(key) >= CASUAL_MIN and _LOWER_WORD.fullmatch(key) and key not in plain
-                           and all(_CAMEL.search(w) for w in written)
+                           and all(_CAMEL.search(w) or w.isupper() for w in written)
                            and not (is_word and (is_word(key) or key.endswith("s") and is_word(key[:-1]))))
         return cls({k: sorted(v) for k, v in found.items()}, len(ids), {k: sorted(v) for k, v in by_title.items()},
                    casual)
