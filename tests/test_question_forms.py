@@ -80,3 +80,14 @@ def test_an_all_capital_name_that_is_no_word_may_be_typed_in_lower_case():
     # a name the corpus also writes as a plain lower-case word is a word too
     both = NameIndex.build([("a", "We propose MARS."), ("b", "Rovers on mars.")])
     assert both.lookup("what does mars do?")[0] == {}
+
+
+def test_a_part_pointing_back_asks_about_the_paper_named_before():
+    # "t2i-r1 base model? and what is their GRPO variant called": "their" is T2I-R1; among thousands of
+    # papers "GRPO" names the papers about GRPO, so the second part was asked of them (and refused).
+    from rag.answering.offline import _part_options
+
+    named = {"T2I-R1": ["t2i"], "GRPO": ["g1", "g2"]}
+    assert _part_options("and what is their GRPO variant called", {"named": named})["named"] == {"T2I-R1": ["t2i"]}
+    # a part writing its own paper's name and no pronoun asks about that paper
+    assert _part_options("and which base model does GRPO use?", {"named": named})["named"] == {"GRPO": ["g1", "g2"]}

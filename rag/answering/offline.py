@@ -121,15 +121,26 @@ def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
     return _compose_one(question, hits, **options)
 
 
+# A pronoun pointing back at the paper a question named before ("its", "their", "they", "it").
+_PRONOUN_BACK = re.compile(r"\b(?:its|their|they|it)\b", re.I)
+
+
 def _part_options(part: str, options: dict) -> dict:
     """The options a part of a question is answered with: a part writing some of the papers' names the
     question gives asks about those papers ("What benchmark does X use, and what base model does Y build
-    on?"); one writing none ("... and what does it prioritise?") asks about every paper the question names."""
+    on?"); one writing none ("... and what does it prioritise?") asks about every paper the question names, and so
+    does one pointing back at them ("... and what is their GRPO variant called?")."""
     named = options.get("named") or {}
-    own = {d for n, docs in named.items() if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", part, re.I)
-           for d in docs}  # (a whole word: "GP" is not written in "GPU")
+    written = {n for n in named if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", part, re.I)}
+    own = {d for n in written for d in named[n]}  # (a whole word: "GP" is not written in "GPU")
     if not own or own >= {d for docs in named.values() for d in docs}:
         return options
+    before = {n: docs for n, docs in named.items() if n not in written}
+    if before and _PRONOUN_BACK.search(part):
+        # "t2i-r1 base model? and what is their GRPO variant called": "their" is the paper the question
+        # named before; the name this part writes is a detail of it (among thousands of papers, "GRPO" names
+        # the papers about GRPO, not T2I-R1, which writes it only inside "BiCoT-GRPO").
+        return {**options, "named": before}
     # (every name of those papers stays: "AndroidWorld" or "GPT-4o" beside SoLS name SoLS's abstract too)
     return {**options, "named": {n: docs for n, docs in named.items() if set(docs) <= own}}
 
