@@ -6,7 +6,6 @@ a test asks the seed index.
 """
 import rag
 from rag.answering.asked import names_asked_kind
-from rag.answering.candidates import Terms, matches
 from rag.answering.framing import content_terms
 from rag.answering.parts import question_parts
 from rag.answering.quantity import asks_quantity
@@ -42,15 +41,6 @@ def test_a_family_or_kind_of_a_named_thing_is_asked_for_by_name():
     assert not kind("We tested X in a simulated cortex.")
     # a kind of something that has no names is not a request for a name
     assert names_asked_kind("What kind of regularization does X add?", {"X": ["x"]}) is None
-
-
-def test_a_word_made_a_kind_of_another_by_a_prefix_states_it():
-    # "microstimulation" is stimulation: a sentence stating it states "stimulation". Not "non-" or "re-":
-    # they negate or move the sense.
-    assert matches("stimul", Terms({"microstimul", "array"}))
-    assert matches("stimul", {"microstimul"})
-    assert not matches("stimul", Terms({"nonstimul"}))
-    assert not matches("task", Terms({"multitask"}))  # fewer than five letters left: too short to be sure
 
 
 def test_an_intensifier_asks_about_no_topic():

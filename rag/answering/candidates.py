@@ -63,18 +63,11 @@ def candidates(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | Non
 class Terms(set):
     """A sentence's stemmed terms; also knows which words its long terms begin with, for `matches`."""
 
-    __slots__ = ("_heads", "_kinds")
+    __slots__ = ("_heads",)
 
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self._heads: set[str] | None = None
-        self._kinds: set[str] | None = None
-
-    def kinds(self) -> set[str]:
-        """The words its terms make a kind of by a prefix ("microstimul" -> "stimul")."""
-        if self._kinds is None:
-            self._kinds = kinds_of(self)
-        return self._kinds
 
     def heads(self) -> set[str]:
         """Every word w (5+ letters) that some term t begins with, t being at most 3 letters longer."""
@@ -84,34 +77,20 @@ class Terms(set):
 
     def add(self, term: str) -> None:
         super().add(term)
-        self._heads = self._kinds = None
+        self._heads = None
 
     def update(self, *others) -> None:
         super().update(*others)
-        self._heads = self._kinds = None
+        self._heads = None
 
     def __ior__(self, other):
         self.update(other)
         return self
 
 
-# Prefixes making a word a kind of that word: "microstimulation" is stimulation, a "multi-task" or
-# "hyperparameter" search still a search of tasks or parameters. (Not "non-", "un-", "re-", "pre-": they
-# negate or move the word's sense.)
-_KIND_PREFIXES = ("micro", "macro", "multi", "hyper", "super", "mini", "meta")
-
-
-def kinds_of(terms: set[str]) -> set[str]:
-    """The stems a prefix in `_KIND_PREFIXES` makes a kind of, 5+ letters left ("microstimul" -> "stimul")."""
-    return {t[len(p):] for t in terms for p in _KIND_PREFIXES if t.startswith(p) and len(t) - len(p) >= 5}
-
-
 def matches(term: str, terms: set[str]) -> bool:
-    """True when the stemmed term, or a word sharing its stem prefix (sampl/sampler), occurs; or a
-    kind of it by a prefix ("stimul" in "microstimul")."""
+    """True when the stemmed term, or a word sharing its stem prefix (sampl/sampler), occurs."""
     if term in terms:
-        return True
-    if len(term) >= 5 and term in (terms.kinds() if isinstance(terms, Terms) else kinds_of(terms)):
         return True
     if len(term) >= 3 and (term.endswith("s") and term[:-1] in terms or term + "s" in terms):
         return True  # an acronym's plural in lower case ("gpus", "llms"), which `tokenize` cannot tell from a word
