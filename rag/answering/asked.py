@@ -41,7 +41,8 @@ _WHAT_AS_WHICH = (r"what(?!\s+(?:kinds?|types?|sorts?|class|classes|forms?|famil
 # of a named thing is that thing ("what GPU setup", "which model families": the answer names GPUs, models).
 # It ends its noun phrase: "which robot tasks" asks for tasks; so does a verb in the past tense after it
 # ("which generators produced the clips?").
-_NAMED_THING_PHRASE = (rf"(?:[\w-]+(?: / | |/)){{0,2}}{_NAMED_THING_EN}(?: (?:setups?|configurations?|famil(?:y|ies)|versions?))?"
+_NAMED_THING_PHRASE = (rf"(?:[\w-]+(?: / | |/)){{0,2}}{_NAMED_THING_EN}"
+                       r"(?: (?:setups?|configurations?|famil(?:y|ies)|versions?))?"
                        r"(?=\s+(?:is|are|was|were|does|do|did|has|have|had|can|could|would|will|should|"
                        r"used|in|on|for|from|of|to|with|by|at|that|the|a|an|or|and|[a-z]{3,}ed)\b|\s*[?,.;:]|$)")
 _ASKS_FOR_NAMED_THING = re.compile(rf"\b(?:which|{_WHAT_AS_WHICH}) (?!(?:papers?|works?|studies|study|articles?)\b)"

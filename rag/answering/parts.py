@@ -17,7 +17,8 @@ from rag.text import mostly_cjk
 # and which model does it beat?"; "..., and in which stage ...?", not "..., and in how many steps?", which
 # asks how the first part's claim was reached, as a rule in the same sentence). An adverb may come between
 # ("..., and roughly how large were the action spaces?").
-_PART_BREAK = re.compile(r"(?<=[?？])\s*(?=\S)|,\s*(?=and\s+(?:also\s+|then\s+|[a-z]+ly\s+)?(?:which|what|how|where|when|who|why|does|do|did|is|are|was|"
+_PART_BREAK = re.compile(r"(?<=[?？])\s*(?=\S)|,\s*(?=and\s+(?:also\s+|then\s+|[a-z]+ly\s+)?"
+                         r"(?:which|what|how|where|when|who|why|does|do|did|is|are|was|"
                          r"were|can|(?:in|on|at|for|from|with|by|to|under|during|into|of)\s+(?:which|what))\b)", re.I)
 
 
