@@ -25,8 +25,9 @@ def test_a_question_words_contracted_is_is_spelled_out():
 def test_an_adverb_between_and_and_the_question_word_still_divides_the_question():
     assert question_parts("What is the max improvement X reports, and roughly how large were the action spaces?") == \
         ["What is the max improvement X reports", "and roughly how large were the action spaces?"]
-    # without a question word after it, "and" joins words, not questions
+    # so it may before "in which ..."
     assert len(question_parts("What do X and Y use, and roughly in which order?")) == 2
+    # without a question word after it, "and" joins words, not questions
     assert question_parts("How do X and Y compare, and roughly?") == ["How do X and Y compare, and roughly?"]
 
 

@@ -128,8 +128,9 @@ _PRONOUN_BACK = re.compile(r"\b(?:its|their|they|it)\b", re.I)
 def _part_options(part: str, options: dict) -> dict:
     """The options a part of a question is answered with: a part writing some of the papers' names the
     question gives asks about those papers ("What benchmark does X use, and what base model does Y build
-    on?"); one writing none ("... and what does it prioritise?") asks about every paper the question names, and so
-    does one pointing back at them ("... and what is their GRPO variant called?")."""
+    on?"); one writing none ("... and what does it prioritise?") asks about every paper the question names,
+    and one pointing back with a pronoun ("... and what is their GRPO variant called?") about the papers
+    named before it."""
     named = options.get("named") or {}
     written = {n for n in named if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", part, re.I)}
     own = {d for n in written for d in named[n]}  # (a whole word: "GP" is not written in "GPU")
