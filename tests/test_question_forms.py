@@ -82,3 +82,47 @@ def test_a_part_pointing_back_asks_about_the_paper_named_before():
     assert _part_options("and what is their GRPO variant called", {"named": named})["named"] == {"T2I-R1": ["t2i"]}
     # a part writing its own paper's name and no pronoun asks about that paper
     assert _part_options("and which base model does GRPO use?", {"named": named})["named"] == {"GRPO": ["g1", "g2"]}
+
+
+# Session 35's rules: papers named side by side, a description set off by a typed dash, a part that lost
+# its question mark, and the asker's own framing words.
+
+def test_papers_named_side_by_side_are_each_asked(seed_settings):
+    # "what base models do X and Y fine-tune?" asks it of each, as "each" would say; judged whole, the
+    # question quoted the paper whose sentence scored best and left the other out.
+    from rag.answering.offline import _side_by_side
+
+    papers = [["T2I-R1"], ["REO-RL", "REG"]]
+    assert _side_by_side("what base models do T2I-R1 and REO-RL fine-tune?", papers)
+    assert _side_by_side("T2I-R1, REO-RL: which base models?", papers)
+    assert _side_by_side("T2I-R1 和 REO-RL 的基础模型是什么？", papers)
+    assert not _side_by_side("How does T2I-R1 improve on REO-RL?", papers)
+    assert not _side_by_side("What do REO-RL and REG measure?", papers)  # two names of one paper
+    ans = rag.answer("what base models do T2I-R1 and REO-RL fine-tune?", settings=seed_settings)
+    assert "Janus-Pro" in ans.text and "DeepSeek-R1-Distill" in ans.text, ans.text
+
+
+def test_a_description_set_off_by_a_typed_dash_says_which_paper_is_meant():
+    # " -- " is a dash as " - " and "—" are: the words after it ask, the description before it only names
+    # the paper (before, its many words drowned the two the question asks with).
+    from rag.answering.parts import own_terms
+
+    asked = own_terms("the method that refits a brain model online -- which electrode array was it tested with?")
+    assert asked is not None and {"electrod", "array"} <= asked and "brain" not in asked
+    assert own_terms("the method that refits a brain model online --- which array?") is not None
+
+
+def test_a_question_part_without_its_question_mark_still_asks():
+    # "I saw a paper that X. What do they use to Y, and do they Z?" is cut before ", and": the first part
+    # ends "What do they use to Y", which asks as the whole question would.
+    from rag.answering.parts import own_terms
+
+    asked = own_terms("I saw a paper that splits the reward in two. What do they use to rank the samples")
+    assert asked is not None and "rank" in asked and "split" not in asked
+    # a statement without a question word asks nothing of its own
+    assert own_terms("I saw a paper that splits the reward in two. They rank the samples") is None
+
+
+def test_the_askers_memory_and_a_light_verb_are_framing():
+    assert content_terms("I remember a paper that prunes ViTs. Which examples get priority?") == \
+        content_terms("A paper that prunes ViTs. Which examples priority?")

@@ -26,6 +26,10 @@ QUESTION_WORDS = set(tokenize(
     "thing things "
     # "What quantity does each make adaptive?": a light verb, and a word answered by the quantity's name.
     "make makes made making quantity quantities "
+    # "What does each get around?", "which examples get priority": a light verb, as "make" is.
+    "get gets got getting "
+    # "I remember a paper that ...": the asker's memory of a paper, not its topic.
+    "remember remembered "
     # "What does each one adjust / change / modify?": asks what a paper does, as "make" or "do" would.
     "adjust adjusts adjusted change changes changed modify modifies modified alter alters altered tweak tweaks tweaked "
     "give list show find use uses used using achieve achieves achieved obtain obtains reach reaches "

@@ -56,6 +56,9 @@ _ASKS_WHICH_DOES = re.compile(r"\bwhich (?:approach|method|framework|model|syste
 # "What does each one target?", "... both ...", "respectively": with two or more papers named, the
 # question asks the same of each of them; these words say so, not what a sentence must state.
 _ASKS_OF_EACH = re.compile(r"\b(?:each|both|respectively)\b|分别|各自", re.I)
+# "What base models do T2I-R1 and REO-RL fine-tune?": papers named side by side, joined by "and" (or a
+# comma, "&", 和, 与), are asked the same question, as "each" would say.
+_JOINED = r"(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*|\s*(?:和|与|以及|及)\s*)"
 # With a paper named, its plural nouns are its own ("SnapViT's pruned models", "the methods RoboRefer
 # compares"; "RoboRefer 用了哪些数据集"): only a word for papers asks for other papers beside it
 # ("Which papers study X, such as LTI systems?"). Chinese nouns have no plural: 论文 is one paper after
@@ -291,12 +294,19 @@ def _compose_one(
         focus = [x for x in focus if x not in COMPARISON_TERMS and not (one_of and x in EACH_TERMS)]
     papers = papers_named(named)
     if by_paper and len(papers) >= 2 and not many and (focus or gloss_terms) \
-            and (asks_to_compare or _ASKS_OF_EACH.search(question)):
+            and (asks_to_compare or _ASKS_OF_EACH.search(question) or _side_by_side(question, papers)):
         # "Compare X and Y: what kind of action space does each one target?" asks one question of each
         # paper. Each is answered, or not, as if asked of it alone: its own sentences judged by the
         # words of what is asked, not diluted by the other paper's words and by "each", "compare".
         options = dict(similarity=similarity, passages=passages, thresholds=t, second_similarity=second_similarity,
                        closeness=closeness, word_vectors=word_vectors)
+        if not asks_to_compare and not _ASKS_OF_EACH.search(question):
+            # Papers named side by side, with no word saying "each": an answer judged whole that quotes
+            # every one of them answers it; one that leaves a paper out is answered paper by paper.
+            whole = _compose_one(question, hits, named=named, unknown_names=unknown_names, by_paper=False, **options)
+            quoted_docs = {hits[i].doc_id for i in whole.cited}
+            if not whole.refused and all(quoted_docs & set(named[names[0]]) for names in papers):
+                return whole
         def part(names: list[str], bar: OfflineSettings) -> OfflineResult:
             return _compose_one(_without_names(question, {n: d for n, d in named.items() if n not in names}), hits,
                                 named={n: named[n] for n in names}, one_of=True, by_paper=False,
@@ -384,7 +394,9 @@ def _compose_one(
     # question's other words: "Which testbed was SoLS evaluated on?" by its sentence naming a benchmark;
     # "Up to how many reasoning steps do the RefSpatial examples involve?" by one counting the thing asked
     # about ("up to 5 steps"; in the one paper named only: where a name fits several, another may count it).
-    kind_named = names_asked_kind(question, named) if wanted and not many and not crosslingual else None
+    # (So is one of the paper a question describes, when its abstract stands out: "the stimulation method
+    # that fits ... -- what kind of electrode setup was it tested with?")
+    kind_named = names_asked_kind(question, named) if (wanted or allowed == [0]) and not many and not crosslingual else None
     counts_asked = counts_asked_thing(question) if len(wanted) == 1 and not many else None
     variant = names_variant(question) if wanted and not many else None
     for states_detail in (kind_named, counts_asked, variant):
@@ -485,6 +497,14 @@ def _compose_one(
     if not wanted and not many:
         chosen = with_closer_paper(closest_papers(chosen, closeness, t), pool, closeness, allowed, t)
     return OfflineResult(render(chosen, hits), cited(chosen), False, evidence, passages_shown(chosen, passages), chosen)
+
+
+def _side_by_side(question: str, papers: list[list[str]]) -> bool:
+    """Whether two of the papers are named side by side: "X and Y", "X, Y" ("X 和 Y")."""
+    by_name = {n.casefold(): i for i, names in enumerate(papers) for n in names}
+    names = "|".join(re.escape(n) for n in sorted(by_name, key=len, reverse=True))
+    pair = re.compile(rf"(?<![\w-])({names})(?:'s)?{_JOINED}({names})(?![\w-])", re.I)
+    return any(by_name[m[1].casefold()] != by_name[m[2].casefold()] for m in pair.finditer(question))
 
 
 def _together_answered(results: list[OfflineResult], hits: list[Hit],

@@ -65,9 +65,12 @@ _POINTS_TO_THINGS = re.compile(r"\b(?:the two|the three|which of (?:them|these|t
 
 # "The humanoid controller that learns Kungfu from video: which robot was it deployed on?": a
 # description set off by a colon or a dash before a question clause says which paper is meant, as a
-# statement sentence before the question does.
-_LEADS_INTO_QUESTION = re.compile(r"(?::|\s[—–-]\s)\s*(?=(?:which|what|how|who|whom|whose|where|when|why|"
+# statement sentence before the question does. (A dash typed as two or three hyphens is a dash.)
+_LEADS_INTO_QUESTION = re.compile(r"(?::|\s(?:[—–]|-{1,3})\s)\s*(?=(?:which|what|how|who|whom|whose|where|when|why|"
                                   r"is|are|was|were|does|do|did|can|could)\b)", re.I)
+
+
+_OPENS_QUESTION = re.compile(r"(?:which|what|how|who|whom|whose|where|when|why)\b", re.I)
 
 
 # "make adaptive or decompose", "offline RL or offline imitation methods": the phrases either side of
@@ -122,6 +125,10 @@ def own_terms(question: str, framing: AbstractSet[str] = frozenset()) -> set[str
         if not _POINTS_TO_THINGS.search(asked) and words - framing:
             return words
     sentences = [question[a:b].strip() for a, b in split_sentences(question)]
+    # (A part of a question cut before ", and ..." has lost its question mark: a last sentence opening
+    # with a question word asks all the same.)
+    if sentences and not sentences[-1].endswith(("?", "？")) and _OPENS_QUESTION.match(sentences[-1]):
+        sentences[-1] += "?"
     asking = [x for x in sentences if x.endswith(("?", "？"))]
     if not asking or len(asking) == len(sentences) or not sentences[-1].endswith(("?", "？")):
         return None
