@@ -126,3 +126,54 @@ def test_a_question_part_without_its_question_mark_still_asks():
 def test_the_askers_memory_and_a_light_verb_are_framing():
     assert content_terms("I remember a paper that prunes ViTs. Which examples get priority?") == \
         content_terms("A paper that prunes ViTs. Which examples priority?")
+
+
+def test_a_part_of_a_method_asked_for_by_what_it_does_is_answered_by_its_coined_name():
+    # "what is the extra replay mechanism they add?": abstracts coin a name for a part they add, with its
+    # acronym ("Successful Transition Replay (STR)"); that sentence states it, though it shares one word.
+    from rag.answering.asked import names_part
+
+    asks = names_part("In X, what is the extra replay mechanism they bolt on?")
+    assert asks is not None and asks("We augment X with Successful Transition Replay (STR), which helps.")
+    assert not asks("We use experience replay (ER) as usual.")  # no coined name: lower case
+    assert not asks("We add a Replay buffer to X.")  # no acronym given: no name coined
+    assert names_part("What is the main idea of X?") is None
+    memory = names_part("what's its memory module?")
+    assert memory is not None and memory("A Gated Memory Unit (GMU) stores the past.")
+
+
+def test_a_hyphenated_capital_name_may_be_typed_in_lower_case():
+    # "tr-drl benchmarks used?" names TR-DRL as "iostom" names IOSTOM (before, a hyphen kept a name
+    # case-sensitive, and the question was answered from another paper too); a hyphenated word the corpus
+    # writes in lower case stays a word.
+    from rag.index.names import NameIndex
+
+    names = NameIndex.build([("a", "We propose TR-DRL and T2I-R1."), ("b", "An off-policy method, OFF-POLICY.")])
+    assert names.lookup("tr-drl benchmarks used?")[0] == {"tr-drl": ["a"]}
+    assert names.lookup("what is an off-policy method?")[0] == {}
+
+
+def test_a_word_made_with_a_prefix_states_the_word_it_is_made_from():
+    # "microstimulation" is a stimulation: a question's "stimulation" is stated by it (before, only
+    # "pre-stimulation", hyphenated, was).
+    from rag.answering.candidates import candidates, matches
+    from rag.types import Hit
+
+    hit = Hit(doc_id="d", title="D", text="We tested X using intracortical microstimulation.", score=1.0, chunk_id="d:0")
+    (sentence,) = candidates([hit])
+    assert matches("stimul", sentence.terms)
+    # a prefix that begins ordinary words is not cut off ("prediction" is no "diction")
+    (other,) = candidates([Hit(doc_id="e", title="E", text="A prediction of the interest rates.", score=1.0, chunk_id="e:0")])
+    assert not matches("diction", other.terms) and not matches("est", other.terms)
+
+
+def test_how_a_named_paper_was_tested_is_answered_by_its_report_of_the_test():
+    from rag.answering.asked import reports_test
+
+    check = reports_test("What stimulation setup was X tested with?")
+    assert check is not None and check("We tested X using microstimulation with a Utah array.")
+    assert check("Experiments on two benchmarks show gains.") and not check("X is a new framework.")
+    assert reports_test("How was X actually tested?") is not None
+    # a value asked for is not a setup: the report of the test need not state it
+    assert reports_test("What learning rate was X tested with?") is None
+    assert reports_test("What does X test?") is None

@@ -285,6 +285,49 @@ def names_variant(question: str) -> Callable[[str], bool] | None:
     return gives_variant
 
 
+# "What is the extra replay mechanism X adds?", "what's its memory module?": a part of a method asked for by
+# the word naming what it does ("replay") and a word for a part ("mechanism", "module").
+_ASKS_PART = re.compile(r"\bwhat(?:'s|\s+is|\s+are)?\s+(?:the|its|their)\s+((?:[\w-]+\s+){1,3}?)"
+                        r"(?:mechanism|module|component|technique|trick|scheme|add-on|addon|extension|block|unit)s?\b",
+                        re.I)
+
+
+def names_part(question: str) -> Callable[[str], bool] | None:
+    """For a question asking for a part of a method by what it does ("what is the extra replay mechanism
+    they add?"), a check that a text coins a name for it: a capitalised name holding one of the words
+    before the part's word, with its acronym in parentheses ("Successful Transition Replay (STR)");
+    None for other questions. Abstracts name the parts they add that way, and the name says what it does."""
+    asked = _ASKS_PART.search(question)
+    if asked is None:
+        return None
+    words = [w for w in re.findall(r"[A-Za-z]{4,}", asked.group(1))]
+    if not words:
+        return None
+    word = "|".join(re.escape(w.capitalize()) for w in words)
+    coined = re.compile(rf"(?:[A-Z][\w-]*\s+){{0,4}}(?:{word})\w*(?:\s+[A-Z][\w-]*){{0,3}}\s*\(\s*[^\s()]*[A-Z][^\s()]*\s*\)")
+    return lambda text: bool(coined.search(text))
+
+
+# "How was X tested?", "What stimulation setup was X tested with?": asks how the paper's method was put to the
+# test, which its abstract reports in the sentence saying so ("We tested X using ...", "Experiments on ...").
+# (Not "Which benchmark / what learning rate was X tested with?": a kind or a value is asked for, which such
+# a sentence need not state.)
+_ASKS_HOW_TESTED = re.compile(r"\bhow\s+(?:was|were|is|are|did|do|does)\s+(?:\S+\s+){1,4}?(?:tested|evaluated|validated|"
+                              r"assessed|test|evaluate|validate)\b|\bwhat\s+(?:[\w/-]+\s+){0,3}?(?:setup|set-up|settings?|"
+                              r"conditions?)\s+(?:was|were|is|are|did|do|does)\b.*\b(?:tested|evaluated|validated|assessed|"
+                              r"test|evaluate)\b", re.I)
+_REPORTS_TEST = re.compile(r"\bwe\s+(?:test|tested|evaluate|evaluated|validate|validated|assess|assessed)\b|"
+                           r"\b(?:experiments?|evaluations?|tests?)\s+(?:on|with|in|using|across)\b|"
+                           r"\b(?:tested|evaluated|validated)\s+(?:\w+\s+)?(?:on|with|in|using)\b", re.I)
+
+
+def reports_test(question: str) -> Callable[[str], bool] | None:
+    """For a question asking how a paper was tested, a check that a sentence reports its test; else None."""
+    if not _ASKS_HOW_TESTED.search(question):
+        return None
+    return lambda text: bool(_REPORTS_TEST.search(text))
+
+
 # (the verbs of beating with their endings; "outdoe" + "s" is "outdoes")
 _BEATEN = re.compile(r"\b(?:surpass|outperform|outdo|outdoe|beat|exceed|rival)(?:s|es|ed|ing)?\s+(?:the\s+)?"
                      r"(?:[^\s.;]+\s*){1,3}", re.I)

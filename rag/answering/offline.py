@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, asked_kind_terms, asks_authors,
-                                 asks_for_name, names_asked_kind, names_variant, states_what_is_asked)
+                                 asks_for_name, names_asked_kind, names_part, names_variant,
+                                 reports_test, states_what_is_asked)
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order, matches
 from rag.answering.closeness import close_first_abstract, closest_papers, stands_out, with_closer_paper
 from rag.answering.field_terms import missing_field_terms
@@ -362,6 +364,11 @@ def _compose_one(
     near = (near_words(pool, focus, question, word_vectors, t)
             if word_vectors is not None and focus and not crosslingual and t.word_match_low <= 1 else None)
     required = _or_denies(states_what_is_asked(question, named), question)
+    # "What stimulation setup was X tested with?": the sentence reporting X's test states its setup, whether or
+    # not it says "setup" (a kind asked for, "which benchmark", is checked by `names_asked_kind` below).
+    tested = reports_test(question) if len(wanted) == 1 and not many and not crosslingual else None
+    if tested is not None and required is not None:
+        required = partial(_either, required, tested)
     score(pool, meaning, weights, t, lexical=bool(focus) and not crosslingual, asks_for_paper=asks_for_paper,
           named=bool(wanted), required=required,
           phrases=question_phrases(question, name_terms | QUESTION_WORDS), near=near,
@@ -399,7 +406,9 @@ def _compose_one(
     kind_named = names_asked_kind(question, named) if (wanted or allowed == [0]) and not many and not crosslingual else None
     counts_asked = counts_asked_thing(question) if len(wanted) == 1 and not many else None
     variant = names_variant(question) if wanted and not many else None
-    for states_detail in (kind_named, counts_asked, variant):
+    part_named = names_part(question) if wanted and not many and not crosslingual else None
+    tested = tested if kind_named is None else None
+    for states_detail in (kind_named, counts_asked, variant, part_named, tested):
         if states_detail is not None:
             for c in pool:
                 # (In the one paper named it reaches the bar even when ranked below another hit; where a
@@ -497,6 +506,10 @@ def _compose_one(
     if not wanted and not many:
         chosen = with_closer_paper(closest_papers(chosen, closeness, t), pool, closeness, allowed, t)
     return OfflineResult(render(chosen, hits), cited(chosen), False, evidence, passages_shown(chosen, passages), chosen)
+
+
+def _either(first: Callable[[str], bool], second: Callable[[str], bool], text: str) -> bool:
+    return first(text) or second(text)
 
 
 def _side_by_side(question: str, papers: list[list[str]]) -> bool:
