@@ -142,17 +142,6 @@ def test_a_part_of_a_method_asked_for_by_what_it_does_is_answered_by_its_coined_
     assert memory is not None and memory("A Gated Memory Unit (GMU) stores the past.")
 
 
-def test_a_hyphenated_capital_name_may_be_typed_in_lower_case():
-    # "tr-drl benchmarks used?" names TR-DRL as "iostom" names IOSTOM (before, a hyphen kept a name
-    # case-sensitive, and the question was answered from another paper too); a hyphenated word the corpus
-    # writes in lower case stays a word.
-    from rag.index.names import NameIndex
-
-    names = NameIndex.build([("a", "We propose TR-DRL and T2I-R1."), ("b", "An off-policy method, OFF-POLICY.")])
-    assert names.lookup("tr-drl benchmarks used?")[0] == {"tr-drl": ["a"]}
-    assert names.lookup("what is an off-policy method?")[0] == {}
-
-
 def test_a_word_made_with_a_prefix_states_the_word_it_is_made_from():
     # "microstimulation" is a stimulation: a question's "stimulation" is stated by it (before, only
     # "pre-stimulation", hyphenated, was).

@@ -91,19 +91,18 @@ def url_names(text: str) -> set[str]:
 
 # What names.json holds (2: also the documents' labels and titles, `NameIndex.titles`; 3: the names a
 # question may type in lower case, `NameIndex.casual`; 4: the names of project links, `url_names`; 5: all-capital
-# names among the casual ones; 6: hyphenated ones too); an index saved with another format is rebuilt by the next
-# ingest, readers go on with what it has.
-FORMAT = 6
+# names among the casual ones); an index saved with another format is rebuilt by the next ingest, readers go on
+# with what it has.
+FORMAT = 5
 # Users type names in lower case ("snapvit pruning: ..."). A name the corpus always writes with a capital
 # inside the word after a lower-case letter (SnapViT, PermLLM, JacobianODE) is no word in any case, so a
 # question's lower-case word naming it names it, unless the corpus also writes it as a plain lower-case
 # word, it is an English word or one's plural ("BraVE" is "brave", "CoTs" "cots"), or it is shorter than
 # CASUAL_MIN letters.
 # So does an all-capital one ("IOSTOM", "REBMBO": "iostom"), on the same terms: "SPOT", "DISCO" and "WISE"
-# stay case-sensitive, in lower case they are English words. A hyphenated one ("TR-DRL": "tr-drl") too,
-# unless the corpus writes it in lower case ("off-policy").
+# stay case-sensitive, in lower case they are English words.
 _CAMEL = re.compile(r"[a-z][A-Z]")
-_LOWER_WORD = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?![\w-])")
+_LOWER_WORD = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?![\w-])")
 CASUAL_MIN = 4
 # Fewest words of a label or title that a question must quote whole for it to name its paper: shorter
 # ones ("Diffusion models") are a topic; names of one word are found as names.
