@@ -166,3 +166,29 @@ def test_how_a_named_paper_was_tested_is_answered_by_its_report_of_the_test():
     # a value asked for is not a setup: the report of the test need not state it
     assert reports_test("What learning rate was X tested with?") is None
     assert reports_test("What does X test?") is None
+
+
+def test_recording_hardware_is_answered_by_the_device_named():
+    # "which recording / stimulation hardware ...?" asks for an array, an electrode or an implant, as "which
+    # robot hardware" asks for a robot (before, only robots and machines were hardware).
+    kind = names_asked_kind("omiso -- which recording/stimulation hardware did they test it with?", {"omiso": ["o"]})
+    assert kind is not None and kind("We tested OMiSO using microstimulation with a ``Utah'' array.")
+    robot = names_asked_kind("Which robot hardware does X run on?", {"X": ["x"]})
+    assert robot is not None and robot("We deploy X on the Unitree G1 humanoid.")
+
+
+def test_a_part_pointing_back_at_what_nothing_answered_asks_about_nothing(seed_settings):
+    # "Any papers on X? What epsilon did they use?": "they" are the papers the first part asked for; the
+    # corpus has none, so the second part is not answered from a paper that only says "epsilon" (before, it
+    # quoted ε-DPO).
+    ans = rag.answer("any of these papers do federated learning with differential privacy for on-device keyboards? "
+                     "what epsilon did they use?", settings=seed_settings)
+    assert ans.refused, ans.text
+    # a part pointing back at a part that was answered is still answered
+    ans = rag.answer("Which paper adapts the KL penalty for each preference pair? What criterion does it use?",
+                     settings=seed_settings)
+    assert not ans.refused and "monotonicity" in ans.text, ans.text
+
+
+def test_a_trick_is_framing_as_a_technique_is():
+    assert content_terms("What is the key trick in X?") == content_terms("What is the key technique in X?")

@@ -201,7 +201,9 @@ _KIND_FAMILIES = (
     frozenset("model backbone generator llm vlm mllm lrm tool software".split()),  # the models or tools it uses or beats
     frozenset("robot humanoid machine hand arm platform hardware".split()),  # the machine it runs on
     frozenset("gpu accelerator".split()),  # what it is computed on
-    frozenset("array electrode implant probe sensor".split()),  # what it records or stimulates with
+    # what it records or stimulates with (recording or stimulation hardware is such a device, whatever a
+    # robot's hardware is)
+    frozenset("array electrode implant probe sensor hardware".split()),
 )
 
 

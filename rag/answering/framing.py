@@ -16,7 +16,7 @@ QUESTION_WORDS = set(tokenize(
     "paper papers abstract abstracts study studies work works propose proposes proposed introduce "
     "introduces present presents describe describes method methods approach approaches "
     # Like "method": what is asked is answered by the technique itself, not by the word.
-    "technique techniques mechanism mechanisms strategy strategies procedure procedures scheme schemes "
+    "technique techniques mechanism mechanisms strategy strategies procedure procedures scheme schemes trick tricks "
     "tell me about explain mention mentions report reports any there according corpus "
     # "in the collection", "in this set", "which works here": the corpus itself, as "corpus" is.
     "collection here "

@@ -120,7 +120,15 @@ def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
     """
     parts = question_parts(question)
     if len(parts) > 1:
-        answered = [r for r in (_compose_one(p, hits, **_part_options(p, options)) for p in parts) if not r.refused]
+        results: list[OfflineResult] = []
+        for i, part in enumerate(parts):
+            if i and not options.get("named") and _PRONOUN_BACK.search(part) and all(r.refused for r in results):
+                # "Any papers on federated learning? What epsilon did they use?": "they" are what the parts before
+                # asked for; where those found nothing, this part asks about nothing the corpus holds.
+                results.append(_refuse())
+                continue
+            results.append(_compose_one(part, hits, **_part_options(part, options)))
+        answered = [r for r in results if not r.refused]
         if answered:
             return _together_answered(answered, hits, options.get("passages"))
     return _compose_one(question, hits, **options)
