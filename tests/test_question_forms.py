@@ -142,20 +142,6 @@ def test_a_part_of_a_method_asked_for_by_what_it_does_is_answered_by_its_coined_
     assert memory is not None and memory("A Gated Memory Unit (GMU) stores the past.")
 
 
-def test_a_word_made_with_a_prefix_states_the_word_it_is_made_from():
-    # "microstimulation" is a stimulation: a question's "stimulation" is stated by it (before, only
-    # "pre-stimulation", hyphenated, was).
-    from rag.answering.candidates import candidates, matches
-    from rag.types import Hit
-
-    hit = Hit(doc_id="d", title="D", text="We tested X using intracortical microstimulation.", score=1.0, chunk_id="d:0")
-    (sentence,) = candidates([hit])
-    assert matches("stimul", sentence.terms)
-    # a prefix that begins ordinary words is not cut off ("prediction" is no "diction")
-    (other,) = candidates([Hit(doc_id="e", title="E", text="A prediction of the interest rates.", score=1.0, chunk_id="e:0")])
-    assert not matches("diction", other.terms) and not matches("est", other.terms)
-
-
 def test_how_a_named_paper_was_tested_is_answered_by_its_report_of_the_test():
     from rag.answering.asked import reports_test
 
