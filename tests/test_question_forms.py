@@ -79,7 +79,10 @@ def test_a_part_pointing_back_asks_about_the_paper_named_before():
     from rag.answering.offline import _part_options
 
     named = {"T2I-R1": ["t2i"], "GRPO": ["g1", "g2"]}
-    assert _part_options("and what is their GRPO variant called", {"named": named})["named"] == {"T2I-R1": ["t2i"]}
+    assert _part_options("and what is their GRPO variant called", {"named": named},
+                         "t2i-r1 base model? ")["named"] == {"T2I-R1": ["t2i"]}
+    # a name written after the part is not pointed back at: "they" is the paper the part names
+    assert _part_options("T2I-R1: what model do they build on", {"named": named})["named"] == {"T2I-R1": ["t2i"]}
     # a part writing its own paper's name and no pronoun asks about that paper
     assert _part_options("and which base model does GRPO use?", {"named": named})["named"] == {"GRPO": ["g1", "g2"]}
 

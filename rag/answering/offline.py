@@ -127,7 +127,7 @@ def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
                 # asked for; where those found nothing, this part asks about nothing the corpus holds.
                 results.append(_refuse())
                 continue
-            results.append(_compose_one(part, hits, **_part_options(part, options)))
+            results.append(_compose_one(part, hits, **_part_options(part, options, question[:question.find(part)])))
         answered = [r for r in results if not r.refused]
         if answered:
             return _together_answered(answered, hits, options.get("passages"))
@@ -138,18 +138,21 @@ def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
 _PRONOUN_BACK = re.compile(r"\b(?:its|their|they|it)\b", re.I)
 
 
-def _part_options(part: str, options: dict) -> dict:
+def _part_options(part: str, options: dict, before: str = "") -> dict:
     """The options a part of a question is answered with: a part writing some of the papers' names the
     question gives asks about those papers ("What benchmark does X use, and what base model does Y build
     on?"); one writing none ("... and what does it prioritise?") asks about every paper the question names,
     and one pointing back with a pronoun ("... and what is their GRPO variant called?") about the papers
-    named before it."""
+    named before it (in `before`, the question's text before the part)."""
     named = options.get("named") or {}
     written = {n for n in named if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", part, re.I)}
     own = {d for n in written for d in named[n]}  # (a whole word: "GP" is not written in "GPU")
     if not own or own >= {d for docs in named.values() for d in docs}:
         return options
-    before = {n: docs for n, docs in named.items() if n not in written}
+    # (named before the part: in "X: what model do they build on, and what is their CoT variant?", the first
+    # part's "they" is X, which it writes, not CoT, named after it)
+    before = {n: docs for n, docs in named.items()
+              if n not in written and re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", before, re.I)}
     if before and _PRONOUN_BACK.search(part):
         # "t2i-r1 base model? and what is their GRPO variant called": "their" is the paper the question
         # named before; the name this part writes is a detail of it (among thousands of papers, "GRPO" names
