@@ -56,19 +56,8 @@ def candidates(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | Non
                 if not pointers and URL.search(text) and AVAILABILITY.search(text):
                     continue
                 seen.add(text)
-                out.append(Candidate(i, s, e, text, Terms(unprefixed(tokenize(text))), chunk=n, chunk_id=chunk_id))
+                out.append(Candidate(i, s, e, text, Terms(tokenize(text)), chunk=n, chunk_id=chunk_id))
     return out
-
-
-# "microstimulation" is a stimulation, "multimodal" modal, "nonlinear" linear: a word made with one of these
-# prefixes states the word it is made from. (Only prefixes that do not begin ordinary words: "pre" would make
-# "prediction" a "diction", "inter" "interest" an "est".)
-_PREFIX = re.compile(r"^(?:micro|macro|multi|intra|hyper|semi|non)(?=[a-z]{5})")
-
-
-def unprefixed(terms: list[str]) -> list[str]:
-    """The terms, and each prefixed one without its prefix ("microstimul" -> "stimul")."""
-    return terms + [t[m.end():] for t in terms if (m := _PREFIX.match(t))]
 
 
 class Terms(set):
