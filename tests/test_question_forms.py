@@ -181,3 +181,21 @@ def test_a_part_pointing_back_at_what_nothing_answered_asks_about_nothing(seed_s
 
 def test_a_trick_is_framing_as_a_technique_is():
     assert content_terms("What is the key trick in X?") == content_terms("What is the key technique in X?")
+
+
+def test_a_chinese_question_may_write_a_label_partly_in_latin_script():
+    # "代理目标网络（proxy target）框架" writes "Proxy target framework": two of its words in Latin script,
+    # "framework" as 框架. Among 5,000 abstracts the question was answered from another paper's deployment
+    # sentences (a wrong-paper answer); the label's words name the paper, as in an English question.
+    from rag.answering.framing import QUESTION_WORDS
+    from rag.answering.named import named_by_label_zh
+    from rag.types import Hit
+
+    hits = [Hit(doc_id="o", title="Once-for-all networks for deployment", text="...", score=1.0),
+            Hit(doc_id="p", title="Proxy target framework", text="...", score=0.9)]
+    asked = "代理目标网络（proxy target）框架在部署时的推理开销是多少？"
+    assert named_by_label_zh(asked, hits, framing=QUESTION_WORDS) == {"Proxy target framework": ["p"]}
+    # one Latin word is no label written
+    assert named_by_label_zh("代理（proxy）目标框架的开销？", hits, framing=QUESTION_WORDS) == {}
+    # every other word of the label must be glossed: 网络 is "network", not "framework"
+    assert named_by_label_zh("proxy target 网络的开销？", hits, framing=QUESTION_WORDS) == {}

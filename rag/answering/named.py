@@ -15,6 +15,7 @@ import numpy as np
 from rag.answering.asked import TERM_ACRONYM
 from rag.index.lexical import tokenize
 from rag.index.names import title_key
+from rag.index.translate import english_query
 from rag.types import Hit
 
 # similarity(sentences, question) -> cosine of each sentence to the question text given (the bundled embedder).
@@ -55,6 +56,23 @@ def quoted_labels(question: str, hits: list[Hit], quoted: Mapping[str, list[str]
     out: dict[str, list[str]] = {}
     for h in hits:
         if h.doc_id in docs:
+            out.setdefault(label_text(h), []).append(h.doc_id)
+    return out
+
+
+def named_by_label_zh(question: str, hits: list[Hit], *, framing: AbstractSet[str]) -> dict[str, list[str]]:
+    """The retrieved papers whose label a Chinese question writes partly in Latin script and partly in
+    Chinese, as {label: [doc id]}: "代理目标网络（proxy target）框架" writes "Proxy target framework", two of its
+    words as they are and "framework" as 框架. At least two of the label's words (3+ of them, not counting
+    `framing`) are written in Latin script and the Chinese words' dictionary glosses hold every other one."""
+    latin = set(tokenize(" ".join(re.findall(r"[A-Za-z][A-Za-z0-9-]*", question)), compounds=False))
+    if len(latin) < 2:
+        return {}
+    glossed = set(tokenize(english_query(question), compounds=False)) | latin
+    out: dict[str, list[str]] = {}
+    for h in hits:
+        words = [x for x in dict.fromkeys(tokenize(label_text(h), compounds=False)) if x not in framing]
+        if len(words) >= LABEL_WORDS and sum(1 for x in words if x in latin) >= 2 and all(x in glossed for x in words):
             out.setdefault(label_text(h), []).append(h.doc_id)
     return out
 

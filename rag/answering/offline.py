@@ -22,7 +22,7 @@ from rag.answering.field_terms import missing_field_terms
 from rag.answering.framing import (COMPARISON_TERMS, EACH_TERMS, FRAMING_GLOSSES, QUANTITY_WORDS,
                                    QUESTION_WORDS, content_terms)
 from rag.answering.named import (Similarity, as_spelled, described_other, described_papers, labelling, named_by_label,
-                                 not_stated, paper_names, papers_named, quoted_labels, recorded_authors, texts_of,
+                                 named_by_label_zh, not_stated, paper_names, papers_named, quoted_labels, recorded_authors, texts_of,
                                  without_examples, without_field_acronyms)
 from rag.answering.parts import alternatives, own_terms, question_parts
 from rag.answering.quantity import asks_quantity as _asks_quantity, counted, counts_asked_thing, numbers_in
@@ -225,6 +225,8 @@ def _compose_one(
     else:  # a paper no name names may be named by its label quoted whole (in English: `named_by_label` below)
         known = {d for docs in named.values() for d in docs}
         named = {**{k: v for k, v in quoted_labels(question, hits, quoted or {}).items() if known.isdisjoint(v)}, **named}
+        # or by its label's words, some in Latin script and the rest in Chinese ("proxy target 框架")
+        named = named or named_by_label_zh(question, hits, framing=QUESTION_WORDS)
     # "the proxy target framework", "the global convergence proof for single-timescale actor-critic":
     # a paper named by the words of its label or title is named as surely as by a name, and is
     # answered from alone; those words stay focus words (they also say what the question asks about).
