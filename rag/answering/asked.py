@@ -302,11 +302,12 @@ def names_part(question: str) -> Callable[[str], bool] | None:
     asked = _ASKS_PART.search(question)
     if asked is None:
         return None
-    words = [w for w in re.findall(r"[A-Za-z]{4,}", asked.group(1))]
+    words = re.findall(r"[A-Za-z]{4,}", asked.group(1))
     if not words:
         return None
     word = "|".join(re.escape(w.capitalize()) for w in words)
-    coined = re.compile(rf"(?:[A-Z][\w-]*\s+){{0,4}}(?:{word})\w*(?:\s+[A-Z][\w-]*){{0,3}}\s*\(\s*[^\s()]*[A-Z][^\s()]*\s*\)")
+    coined = re.compile(rf"(?:[A-Z][\w-]*\s+){{0,4}}(?:{word})\w*(?:\s+[A-Z][\w-]*){{0,3}}"
+                        r"\s*\(\s*[^\s()]*[A-Z][^\s()]*\s*\)")
     return lambda text: bool(coined.search(text))
 
 

@@ -22,8 +22,8 @@ from rag.answering.field_terms import missing_field_terms
 from rag.answering.framing import (COMPARISON_TERMS, EACH_TERMS, FRAMING_GLOSSES, QUANTITY_WORDS,
                                    QUESTION_WORDS, content_terms)
 from rag.answering.named import (Similarity, as_spelled, described_other, described_papers, labelling, named_by_label,
-                                 named_by_label_zh, not_stated, paper_names, papers_named, quoted_labels, recorded_authors, texts_of,
-                                 without_examples, without_field_acronyms)
+                                 named_by_label_zh, not_stated, paper_names, papers_named, quoted_labels,
+                                 recorded_authors, texts_of, without_examples, without_field_acronyms)
 from rag.answering.parts import alternatives, own_terms, question_parts
 from rag.answering.quantity import asks_quantity as _asks_quantity, counted, counts_asked_thing, numbers_in
 from rag.answering.quoting import (cited, denial, denies, passages_shown, render, with_denial,
@@ -138,12 +138,12 @@ def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
 _PRONOUN_BACK = re.compile(r"\b(?:its|their|they|it)\b", re.I)
 
 
-def _part_options(part: str, options: dict, before: str = "") -> dict:
+def _part_options(part: str, options: dict, preceding: str = "") -> dict:
     """The options a part of a question is answered with: a part writing some of the papers' names the
     question gives asks about those papers ("What benchmark does X use, and what base model does Y build
     on?"); one writing none ("... and what does it prioritise?") asks about every paper the question names,
     and one pointing back with a pronoun ("... and what is their GRPO variant called?") about the papers
-    named before it (in `before`, the question's text before the part)."""
+    named before it (in `preceding`, the question's text before the part)."""
     named = options.get("named") or {}
     written = {n for n in named if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", part, re.I)}
     own = {d for n in written for d in named[n]}  # (a whole word: "GP" is not written in "GPU")
@@ -152,7 +152,7 @@ def _part_options(part: str, options: dict, before: str = "") -> dict:
     # (named before the part: in "X: what model do they build on, and what is their CoT variant?", the first
     # part's "they" is X, which it writes, not CoT, named after it)
     before = {n: docs for n, docs in named.items()
-              if n not in written and re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", before, re.I)}
+              if n not in written and re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", preceding, re.I)}
     if before and _PRONOUN_BACK.search(part):
         # "t2i-r1 base model? and what is their GRPO variant called": "their" is the paper the question
         # named before; the name this part writes is a detail of it (among thousands of papers, "GRPO" names
