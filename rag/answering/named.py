@@ -38,11 +38,16 @@ def named_by_label(terms: list[str], hits: list[Hit], share: float, *,
     asked = set(terms)
     out: dict[str, list[str]] = {}
     for h in hits:
-        words = [x for x in dict.fromkeys(tokenize(label_text(h), compounds=False)) if x not in framing]
+        words = _label_words(h, framing)
         found = sum(1 for x in words if x in asked)
         if found >= LABEL_WORDS and found / len(words) >= share:
             out.setdefault(label_text(h), []).append(h.doc_id)
     return out
+
+
+def _label_words(hit: Hit, framing: AbstractSet[str]) -> list[str]:
+    """The stemmed words of the hit's label (or title), each once, without `framing` words."""
+    return [x for x in dict.fromkeys(tokenize(label_text(hit), compounds=False)) if x not in framing]
 
 
 def quoted_labels(question: str, hits: list[Hit], quoted: Mapping[str, list[str]]) -> dict[str, list[str]]:
@@ -68,10 +73,10 @@ def named_by_label_zh(question: str, hits: list[Hit], *, framing: AbstractSet[st
     latin = set(tokenize(" ".join(re.findall(r"[A-Za-z][A-Za-z0-9-]*", question)), compounds=False))
     if len(latin) < 2:
         return {}
-    glossed = set(tokenize(english_query(question), compounds=False)) | latin
+    glossed = set(tokenize(english_query(question), compounds=False))  # (the Latin-script words and the glosses)
     out: dict[str, list[str]] = {}
     for h in hits:
-        words = [x for x in dict.fromkeys(tokenize(label_text(h), compounds=False)) if x not in framing]
+        words = _label_words(h, framing)
         if len(words) >= LABEL_WORDS and sum(1 for x in words if x in latin) >= 2 and all(x in glossed for x in words):
             out.setdefault(label_text(h), []).append(h.doc_id)
     return out

@@ -138,6 +138,11 @@ def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
 _PRONOUN_BACK = re.compile(r"\b(?:its|their|they|it)\b", re.I)
 
 
+def _written(name: str) -> re.Pattern[str]:
+    """A name written as a whole word, in any case ("GP" is not written in "GPU")."""
+    return re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.I)
+
+
 def _part_options(part: str, options: dict, preceding: str = "") -> dict:
     """The options a part of a question is answered with: a part writing some of the papers' names the
     question gives asks about those papers ("What benchmark does X use, and what base model does Y build
@@ -145,14 +150,14 @@ def _part_options(part: str, options: dict, preceding: str = "") -> dict:
     and one pointing back with a pronoun ("... and what is their GRPO variant called?") about the papers
     named before it (in `preceding`, the question's text before the part)."""
     named = options.get("named") or {}
-    written = {n for n in named if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", part, re.I)}
-    own = {d for n in written for d in named[n]}  # (a whole word: "GP" is not written in "GPU")
+    written = {n for n in named if _written(n).search(part)}
+    own = {d for n in written for d in named[n]}
     if not own or own >= {d for docs in named.values() for d in docs}:
         return options
     # (named before the part: in "X: what model do they build on, and what is their CoT variant?", the first
     # part's "they" is X, which it writes, not CoT, named after it)
     before = {n: docs for n, docs in named.items()
-              if n not in written and re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", preceding, re.I)}
+              if n not in written and _written(n).search(preceding)}
     if before and _PRONOUN_BACK.search(part):
         # "t2i-r1 base model? and what is their GRPO variant called": "their" is the paper the question
         # named before; the name this part writes is a detail of it (among thousands of papers, "GRPO" names
@@ -308,14 +313,15 @@ def _compose_one(
     if comparing or one_of:
         focus = [x for x in focus if x not in COMPARISON_TERMS and not (one_of and x in EACH_TERMS)]
     papers = papers_named(named)
+    asks_each = asks_to_compare or bool(_ASKS_OF_EACH.search(question))
     if by_paper and len(papers) >= 2 and not many and (focus or gloss_terms) \
-            and (asks_to_compare or _ASKS_OF_EACH.search(question) or _side_by_side(question, papers)):
+            and (asks_each or _side_by_side(question, papers)):
         # "Compare X and Y: what kind of action space does each one target?" asks one question of each
         # paper. Each is answered, or not, as if asked of it alone: its own sentences judged by the
         # words of what is asked, not diluted by the other paper's words and by "each", "compare".
         options = dict(similarity=similarity, passages=passages, thresholds=t, second_similarity=second_similarity,
                        closeness=closeness, word_vectors=word_vectors)
-        if not asks_to_compare and not _ASKS_OF_EACH.search(question):
+        if not asks_each:
             # Papers named side by side, with no word saying "each": an answer judged whole that quotes
             # every one of them answers it; one that leaves a paper out is answered paper by paper.
             whole = _compose_one(question, hits, named=named, unknown_names=unknown_names, by_paper=False, **options)
@@ -550,7 +556,7 @@ def _each_naming_paper(pool: list[Candidate], named: dict[str, list[str]], t: Of
     papers it asks for, so each one's best sentence writing the name is kept beside the best answer
     (its score raised to `many_keep` of the best), however little else of the question it restates."""
     best = max((c.score for c in pool), default=0.0)
-    patterns = [re.compile(rf"(?<![\w-]){re.escape(n)}(?![\w-])", re.I) for n in named]
+    patterns = [_written(n) for n in named]
     top: dict[int, Candidate] = {}
     for c in pool:
         if any(p.search(c.text) for p in patterns) and (c.hit_index not in top or c.score > top[c.hit_index].score):
