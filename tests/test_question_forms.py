@@ -183,6 +183,12 @@ def test_a_trick_is_framing_as_a_technique_is():
     assert content_terms("What is the key trick in X?") == content_terms("What is the key technique in X?")
 
 
+def test_what_a_paper_tries_to_do_is_what_it_does():
+    # "trying" would weigh as a rare word no abstract writes; "we propose", "aims to" state the same
+    assert content_terms("What problem is each one trying to avoid?") == content_terms("What problem does each one avoid?")
+    assert content_terms("What does X attempt to learn?") == content_terms("What does X learn?")
+
+
 def test_a_chinese_question_may_write_a_label_partly_in_latin_script():
     # "代理目标网络（proxy target）框架" writes "Proxy target framework": two of its words in Latin script,
     # "framework" as 框架. Among 5,000 abstracts the question was answered from another paper's deployment

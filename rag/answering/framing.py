@@ -28,6 +28,9 @@ QUESTION_WORDS = set(tokenize(
     "make makes made making quantity quantities "
     # "What does each get around?", "which examples get priority": a light verb, as "make" is.
     "get gets got getting "
+    # "What is each trying to improve?": what a paper tries to do is what it does; abstracts say
+    # "we propose", "aims to", not "try".
+    "try tries tried trying attempt attempts attempted attempting "
     # "I remember a paper that ...": the asker's memory of a paper, not its topic.
     "remember remembered "
     # "What does each one adjust / change / modify?": asks what a paper does, as "make" or "do" would.
