@@ -205,3 +205,20 @@ def test_a_chinese_question_may_write_a_label_partly_in_latin_script():
     assert named_by_label_zh("代理（proxy）目标框架的开销？", hits, framing=QUESTION_WORDS) == {}
     # every other word of the label must be glossed: 网络 is "network", not "framework"
     assert named_by_label_zh("proxy target 网络的开销？", hits, framing=QUESTION_WORDS) == {}
+
+
+def test_a_query_typed_as_keywords_asks_for_each_thing_it_joins():
+    assert question_parts("SoLS benchmark and the replay mechanism added to it") == \
+        ["SoLS benchmark", "the replay mechanism added to it"]
+    # a question word says how the question divides; so does a request; a long statement is a description
+    assert question_parts("What are the SoLS benchmark and replay mechanism?") == \
+        ["What are the SoLS benchmark and replay mechanism?"]
+    assert question_parts("compare SoLS and REO-RL rewards") == ["compare SoLS and REO-RL rewards"]
+    long = ("steering a diffusion model toward a condition without a classifier and without retraining the "
+            "whole model by picking noise vectors")
+    assert question_parts(long) == [long]
+
+
+def test_a_keyword_query_is_answered_for_each_thing_it_asks(seed_settings):
+    ans = rag.answer("t2i-r1 base model and the RL algorithm that trains it", settings=seed_settings)
+    assert not ans.refused and "Janus-Pro" in ans.text and "BiCoT-GRPO" in ans.text, ans.text

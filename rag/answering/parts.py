@@ -26,11 +26,25 @@ _PART_BREAK = re.compile(r"(?<=[?？])\s*(?=\S)|,\s*(?=and\s+(?:also\s+|then\s+|
 _ZH_ASKING = re.compile(r"什么|哪|多少|几|多长|多久|多快|多大|如何|怎么|怎样|为何|吗")
 
 
+# A question word or a request ("compare", "list", ...) anywhere: the question says what it asks with it.
+_ASKS_IN_WORDS = re.compile(r"\b(?:which|what|how|who|whom|whose|where|when|why|is|are|was|were|does|do|did|can|could|"
+                            r"should|would|has|have|any|anything|compare|contrast|list|summari[sz]e|explain|describe|"
+                            r"give|tell|name|find|show|outline|vs|versus|between|both|each)\b", re.I)
+# Where a query typed as keywords joins the things it asks for ("t2i-r1 base model and the RL algorithm used
+# to train it"): at "and", with or without a comma.
+_KEYWORDS_JOINED = re.compile(r",?\s+and\s+", re.I)
+# Longest keyword query read as a list of asked things; longer, "and" joins the parts of a description.
+_KEYWORD_QUERY_WORDS = 16
+
+
 def question_parts(question: str) -> list[str]:
     """The question's parts when it asks two or more things, each with words of its own; else [question]."""
     from rag.index.lexical import tokenize
 
     parts = [p.strip() for p in _PART_BREAK.split(question) if p.strip()]
+    if (len(parts) < 2 and not mostly_cjk(question) and not _ASKS_IN_WORDS.search(question)
+            and len(question.split()) <= _KEYWORD_QUERY_WORDS):
+        parts = [p.strip() for p in _KEYWORDS_JOINED.split(question) if p.strip()]
     if len(parts) < 2 and mostly_cjk(question):
         parts = _chinese_parts(question)
     if len(parts) < 2 or any(len(tokenize(p, compounds=False)) < 2 for p in parts):
