@@ -222,3 +222,24 @@ def test_a_query_typed_as_keywords_asks_for_each_thing_it_joins():
 def test_a_keyword_query_is_answered_for_each_thing_it_asks(seed_settings):
     ans = rag.answer("t2i-r1 base model and the RL algorithm that trains it", settings=seed_settings)
     assert not ans.refused and "Janus-Pro" in ans.text and "BiCoT-GRPO" in ans.text, ans.text
+
+
+def test_how_long_and_on_what_hardware_are_two_questions(seed_settings):
+    # "and" + a preposition + "what" starts a new question without a comma; "how long ... take" asks a
+    # duration whose words no abstract repeats; compute hardware is a GPU
+    assert question_parts("How long does X take to train and on what hardware?") == \
+        ["How long does X take to train", "and on what hardware?"]
+    assert question_parts("Which models and datasets does X use?") == ["Which models and datasets does X use?"]
+    from rag.answering.framing import QUANTITY_WORDS
+
+    q = "How long does X take to prune?"
+    assert asks_quantity(q) and [x for x in content_terms(q) if x not in QUANTITY_WORDS] == ["prune"]
+    kind = names_asked_kind("What hardware does X run on?", {"X": ["x"]})
+    assert kind is not None and kind("It runs in five minutes on a single A100 GPU.")
+    ans = rag.answer("How long does SnapViT take to prune and on what hardware?", settings=seed_settings)
+    assert not ans.refused and "A100" in ans.text, ans.text
+
+
+def test_a_kind_asked_for_may_join_two_things_with_and():
+    kind = names_asked_kind("What kind of stimulation and electrode hardware was X tested with?", {"X": ["x"]})
+    assert kind is not None and kind("We tested X using microstimulation with a ``Utah'' array.")

@@ -37,11 +37,12 @@ _ASK_FRAME = frozenset("which what are were the its their name names list all pl
 _WHAT_AS_WHICH = (r"what(?!\s+(?:kinds?|types?|sorts?|class|classes|forms?|famil(?:y|ies)|is|are|was|were|does|do|"
                   r"did|has|have|had|can|could|would|will|should|the|a|an|its|their|this|that|these|those)\b)")
 # The thing asked for, up to two words before its kind word ("which pretrained model"; "what stimulation /
-# electrode setup": a slash offers alternatives, as "or" does). A setup, configuration, family or version
-# of a named thing is that thing ("what GPU setup", "which model families": the answer names GPUs, models).
+# electrode setup": a slash offers alternatives, as "or" does; "what stimulation and electrode hardware": so
+# does "and"). A setup, configuration, family or version of a named thing is that thing ("what GPU setup",
+# "which model families": the answer names GPUs, models).
 # It ends its noun phrase: "which robot tasks" asks for tasks; so does a verb in the past tense after it
 # ("which generators produced the clips?").
-_NAMED_THING_PHRASE = (rf"(?:[\w-]+(?: / | |/)){{0,2}}{_NAMED_THING_EN}"
+_NAMED_THING_PHRASE = (rf"(?:[\w-]+(?: / | |/| and | or )){{0,2}}{_NAMED_THING_EN}"
                        r"(?: (?:setups?|configurations?|famil(?:y|ies)|versions?))?"
                        r"(?=\s+(?:is|are|was|were|does|do|did|has|have|had|can|could|would|will|should|"
                        r"used|in|on|for|from|of|to|with|by|at|that|the|a|an|or|and|[a-z]{3,}ed)\b|\s*[?,.;:]|$)")
@@ -200,7 +201,7 @@ _KIND_FAMILIES = (
     frozenset("benchmark suite testbed environment simulator".split()),  # what a method is evaluated in
     frozenset("model backbone generator llm vlm mllm lrm tool software".split()),  # the models or tools it uses or beats
     frozenset("robot humanoid machine hand arm platform hardware".split()),  # the machine it runs on
-    frozenset("gpu accelerator".split()),  # what it is computed on
+    frozenset("gpu accelerator hardware".split()),  # what it is computed on ("on what hardware?": "a single A100 GPU")
     # what it records or stimulates with (recording or stimulation hardware is such a device, whatever a
     # robot's hardware is)
     frozenset("array electrode implant probe sensor hardware".split()),

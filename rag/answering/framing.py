@@ -72,7 +72,10 @@ QUANTITY_WORDS = set(tokenize("size sizes number numbers count counts amount amo
                                "highest lowest largest smallest maximum minimum best worst average mean peak "
                                "larger smaller bigger higher lower max min "
                                # "how large", "how big", "roughly how many": the number's size and precision
-                               "large big roughly approximately"))
+                               "large big roughly approximately "
+                               # "How long does X take?", "How many steps does it take?": the number's
+                               # size word and its light verb (abstracts write "requiring five minutes")
+                               "long take takes took"))
 
 # Words of a question asking how papers it names compare ("Compare X and Y", "How do X and Y differ?",
 # "X vs Y"): they say how to answer, not what a sentence must state (abstracts never compare each other).
