@@ -149,3 +149,12 @@ def test_a_name_written_with_a_capital_inside_may_be_typed_in_lower_case(tmp_pat
     assert NameIndex.load(tmp_path).casual == index.casual == {"snapvit", "omiso"}
     # a names.json whose lower-case list holds a key without documents (edited by hand) names nothing
     assert NameIndex({"snap": ["a"]}, 1, {}, frozenset({"snapvit"})).lookup("snapvit?") == ({}, [])
+
+
+def test_a_plain_word_hyphened_before_a_known_name_describes_it():
+    # "a robot-RL method" is RL for robots, not a name no abstract mentions (which would refuse the question)
+    index = NameIndex.build([("a", "We use RL for manipulation."), ("b", "We use PPO.")])
+    assert index.lookup("Is there a robot-RL method exploiting symmetry?") == ({}, [])
+    assert index.lookup("Does FooNet-RL beat it?") == ({}, ["FooNet-RL"])  # a part no document names
+    assert index.lookup("What does alpha-RL adapt?") == ({}, ["alpha-RL"])  # a Greek letter: a variant's name
+    assert index.lookup("Does PPO-RL help?") == ({}, ["PPO-RL"])  # known names alone: a name of its own

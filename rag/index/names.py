@@ -200,7 +200,8 @@ class NameIndex:
             if docs is None:
                 docs = self._parts.get(key)  # "GRPO", written only inside "BiCoT-GRPO"
             if docs is None:
-                unknown.append(name)
+                if not self._describes(name):
+                    unknown.append(name)
             elif len(docs) <= self.max_docs:
                 named[name] = docs
         seen = {n.casefold() for n in named}
@@ -218,6 +219,16 @@ class NameIndex:
                 named[word] = docs  # "snapvit" for "SnapViT"
                 seen.add(word)
         return named, unknown
+
+    def _describes(self, name: str) -> bool:
+        """Whether a hyphenated name is plain words and known names joined ("robot-RL", "video-LLM"): a
+        description of what it is about, not a name no document mentions ("FooNet-v2" and "GPT-5" hold a part
+        no document names; a Greek letter before a name makes a variant's name, "alpha-DPO"; so do known names
+        alone, "GP-UCB")."""
+        parts = name.split("-")
+        words = [p for p in parts if p.isalpha() and p.islower() and len(p) >= 3 and p not in _GREEK]
+        return bool(words) and all(p in words or p.casefold() in self.docs or p.casefold() in self._parts
+                                   for p in parts)
 
     @cached_property
     def _parts(self) -> dict[str, list[str]]:
