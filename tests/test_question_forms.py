@@ -243,3 +243,22 @@ def test_how_long_and_on_what_hardware_are_two_questions(seed_settings):
 def test_a_kind_asked_for_may_join_two_things_with_and():
     kind = names_asked_kind("What kind of stimulation and electrode hardware was X tested with?", {"X": ["x"]})
     assert kind is not None and kind("We tested X using microstimulation with a ``Utah'' array.")
+
+
+def test_running_ones_stuff_on_a_machine_is_framing(seed_settings):
+    # "run their stuff on X" says what "deployed on X" or "use X" would: neither word is the topic
+    assert content_terms("Which papers run their stuff on a Unitree G1?") == \
+        content_terms("Which papers use a Unitree G1?")
+    ans = rag.answer("which papers run their stuff on a Unitree G1?", settings=seed_settings)
+    assert not ans.refused and {"RoboRefer", "Physics-based humanoid control framework"} <= \
+        {c.label for c in ans.citations}, ans.text
+
+
+def test_a_question_sentence_asking_with_framing_alone_asks_what_the_statement_names():
+    from rag.answering.framing import QUANTITY_WORDS, QUESTION_WORDS
+    from rag.answering.parts import own_terms
+
+    framing = QUESTION_WORDS | QUANTITY_WORDS
+    assert own_terms("X and Y each introduce a benchmark. What are they called?", framing) is None
+    own = own_terms("X and Y both prune networks. What criterion does each use?", framing)
+    assert own is not None and "criterion" in own and "prune" not in own  # a word of its own: asked with it

@@ -22,8 +22,9 @@ QUESTION_WORDS = set(tokenize(
     "collection here "
     # "What is its core idea?": "core" asks for the main one, as "main" and "key" do.
     "main key core idea contribution contributions many much need needs kind type types called name named "
-    # "What two things does X do?": an abstract says what it does, never "thing".
-    "thing things "
+    # "What two things does X do?", "which papers run their stuff on X?": an abstract says what it does,
+    # never "thing" or "stuff".
+    "thing things stuff "
     # "What quantity does each make adaptive?": a light verb, and a word answered by the quantity's name.
     "make makes made making quantity quantities "
     # "What does each get around?", "which examples get priority": a light verb, as "make" is.
@@ -41,6 +42,8 @@ QUESTION_WORDS = set(tokenize(
     # question's verb says nothing about which sentence answers it. Nouns ("the experiments") stay:
     # abstracts name their experiments with them.
     "evaluate evaluated evaluates tested assess assessed measure measures measured "
+    # ("which papers run their method on a G1?": running it is testing or deploying it, "deployed on the G1")
+    "run runs ran running "
     # "What are the key results of X?": an abstract states its results without the word ("X outperforms ...").
     "result results finding findings outcome outcomes "
     # "How many X does Y contain?": abstracts state what a thing holds as "Y of 20M X", so the verb of

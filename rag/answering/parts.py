@@ -154,4 +154,7 @@ def own_terms(question: str, framing: AbstractSet[str] = frozenset()) -> set[str
         return None  # "X gains in safety and helpfulness. Which of the two improved more?": the statement's things are asked about
     text = " ".join(asking)
     text = _POINTS_BACK.sub(lambda m: "?", text)
-    return set(tokenize(text, compounds=False))
+    words = set(tokenize(text, compounds=False))
+    # "X, Y and Z each introduce a benchmark. What are they called?": a question sentence asking with
+    # framing words alone asks about what the statement names, as a clause after a colon does.
+    return words if words - framing else None
