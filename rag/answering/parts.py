@@ -19,11 +19,7 @@ from rag.text import mostly_cjk
 # ("..., and roughly how large were the action spaces?").
 _PART_BREAK = re.compile(r"(?<=[?？])\s*(?=\S)|,\s*(?=and\s+(?:also\s+|then\s+|[a-z]+ly\s+)?"
                          r"(?:which|what|how|where|when|who|why|does|do|did|is|are|was|"
-                         r"were|can|(?:in|on|at|for|from|with|by|to|under|during|into|of)\s+(?:which|what))\b)"
-                         # without the comma, "and" + a preposition + "which / what" ("How long does X take
-                         # and on what hardware?") still starts a new question: a preposition opens no object
-                         # of the clause before it
-                         r"|\s+(?=and\s+(?:in|on|at|for|from|with|by|under|during|into)\s+(?:which|what)\b)", re.I)
+                         r"were|can|(?:in|on|at|for|from|with|by|to|under|during|into|of)\s+(?:which|what))\b)", re.I)
 
 
 # Chinese words that ask ("what", "which", "how many", "how long", "how", "why", ...).
