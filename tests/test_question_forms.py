@@ -258,3 +258,56 @@ def test_a_question_sentence_asking_with_framing_alone_asks_what_the_statement_n
     assert own_terms("X and Y each introduce a benchmark. What are they called?", framing) is None
     own = own_terms("X and Y both prune networks. What criterion does each use?", framing)
     assert own is not None and "criterion" in own and "prune" not in own  # a word of its own: asked with it
+
+
+# Session 37's rules (drawn from a fresh dev batch after it was measured held out).
+
+def test_a_count_of_the_answers_asked_for_and_ending_up_are_framing():
+    # "Which two tasks ...?": the number counts the answers; a sentence listing them seldom writes it.
+    # "did they end up beating ...?" asks whether they beat it.
+    assert content_terms("On which two tasks did the agents end up beating humans?") == \
+        content_terms("On which tasks did the agents beat humans?")
+    # a number elsewhere, and "end" in other senses, are words of the question
+    assert "two" in content_terms("Which method uses two critics?")
+    assert "end" in content_terms("Which methods train end-to-end?")
+
+
+def test_validating_a_method_is_testing_it():
+    assert content_terms("X validated with what stimulation technique?") == \
+        content_terms("X tested with what stimulation technique?")
+
+
+def test_a_semicolon_between_two_asking_clauses_divides_the_question():
+    assert question_parts("X applied to what trained model; Y validated with what technique") == \
+        ["X applied to what trained model", "Y validated with what technique"]
+    # a clause that does not ask is part of the question it stands in
+    q = "Which benchmark does X use; it is a robotics paper"
+    assert question_parts(q) == [q]
+
+
+def test_papers_listed_by_name_and_by_description_are_each_answered(seed_settings):
+    # A paper described beside two named ones ("ArrowRL, RoboRefer and the tactile sensing paper") is the
+    # retrieved abstract closest to its description; "three" counts the benchmarks of the three papers
+    # together, so no one paper's sentence must state it.
+    ans = rag.answer("RoboRefer, ArrowRL and the tactile sensing RL paper each put out a new benchmark. "
+                     "What are the three benchmarks called?", settings=seed_settings)
+    assert not ans.refused, ans.text
+    assert {"RoboRefer", "ArrowRL", "RoTO"} <= {c.label for c in ans.citations}, ans.text
+    assert "AoTBench" in ans.text and "RefSpatial-Bench" in ans.text and "Robot Tactile Olympiad" in ans.text
+
+
+def test_a_part_using_another_papers_label_words_asks_about_that_paper(seed_settings):
+    # The second part names no paper by name and has no pronoun pointing back: its label words
+    # ("single-timescale actor-critic") name the paper it asks about, not LTS-P named before.
+    ans = rag.answer("What does the sample complexity of LTS-P scale with, and what sample complexity does the "
+                     "global convergence analysis of single-timescale actor-critic reach?", settings=seed_settings)
+    assert "Global convergence of the single-timescale actor-critic algorithm" in {c.label for c in ans.citations}, \
+        ans.text
+    assert "epsilon^{-3}" in ans.text, ans.text
+
+
+def test_two_papers_described_one_by_its_label_words_are_each_answered(seed_settings):
+    ans = rag.answer("Both the SNN proxy target paper and the actor-free value-based continuous control paper "
+                     "tackle unstable training. What does each one introduce?", settings=seed_settings)
+    assert {"Proxy target framework", "Value-based framework for continuous control"} <= \
+        {c.label for c in ans.citations}, ans.text

@@ -34,6 +34,9 @@ QUESTION_WORDS = set(tokenize(
     "try tries tried trying attempt attempts attempted attempting "
     # "I remember a paper that ...": the asker's memory of a paper, not its topic.
     "remember remembered "
+    # "What does X say it avoids?", "What property does X claim?": what the abstract says is what it
+    # states, in any words; abstracts seldom write "say" or "claim" themselves.
+    "say says said claim claims claimed "
     # "What does each one adjust / change / modify?": asks what a paper does, as "make" or "do" would.
     "adjust adjusts adjusted change changes changed modify modifies modified alter alters altered tweak tweaks tweaked "
     "give list show find use uses used using achieve achieves achieved obtain obtains reach reaches "
@@ -42,6 +45,8 @@ QUESTION_WORDS = set(tokenize(
     # question's verb says nothing about which sentence answers it. Nouns ("the experiments") stay:
     # abstracts name their experiments with them.
     "evaluate evaluated evaluates tested assess assessed measure measures measured "
+    # ("validated with what technique?": validating a method is testing it, "we tested X using ...")
+    "validate validates validated "
     # ("which papers run their method on a G1?": running it is testing or deploying it, "deployed on the G1")
     "run runs ran running "
     # "What are the key results of X?": an abstract states its results without the word ("X outperforms ...").
@@ -104,7 +109,14 @@ ACCOUNT_REQUEST = re.compile(r"^\W*(?:please\W+)?(?:(?:summari[sz]e|outline)\b|(
                              r"tl;?\s?dr)\s+of\b)", re.I)
 
 
+# Phrases that frame wherever they stand:
+# - "Which two tasks ...?", "What three parts ...?": the number counts the answers asked for; a sentence
+#   listing them ("in ball bouncing and Baoding ball rotation") rarely writes it.
+# - "Did its agents end up beating ...?": "end up" only says the outcome is asked for, as "did" does.
+FRAMING_PHRASES = re.compile(r"\b(which|what)\s+(?:two|three|four|five|six)\b|\bend(?:s|ed|ing)?\s+up\b", re.I)
+
+
 def content_terms(question: str) -> list[str]:
     """The question's stemmed content words: what it is about, without its framing."""
-    question = ACCOUNT_REQUEST.sub(" ", question)
+    question = FRAMING_PHRASES.sub(lambda m: f" {m.group(1) or ''} ", ACCOUNT_REQUEST.sub(" ", question))
     return [t for t in dict.fromkeys(tokenize(question, compounds=False)) if t not in QUESTION_WORDS]

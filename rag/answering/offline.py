@@ -29,6 +29,7 @@ from rag.answering.quantity import asks_quantity as _asks_quantity, counted, cou
 from rag.answering.quoting import (cited, denial, denies, passages_shown, render, with_denial,
                                    with_each_paper, with_followers, with_next_best, with_proposal)
 from rag.answering.refusal import REFUSAL
+from rag.answering.support import NUMBER_WORDS
 from rag.answering.scoring import choose, meaning_of, score, score_glosses, together
 from rag.answering.wording import join_compounds, near_words, question_phrases
 from rag.config import OfflineSettings
@@ -127,7 +128,7 @@ def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
                 # asked for; where those found nothing, this part asks about nothing the corpus holds.
                 results.append(_refuse())
                 continue
-            results.append(_compose_one(part, hits, **_part_options(part, options, question[:question.find(part)])))
+            results.append(_compose_one(part, hits, **_part_options(part, options, question[:question.find(part)], hits)))
         answered = [r for r in results if not r.refused]
         if answered:
             return _together_answered(answered, hits, options.get("passages"))
@@ -143,7 +144,7 @@ def _written(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.I)
 
 
-def _part_options(part: str, options: dict, preceding: str = "") -> dict:
+def _part_options(part: str, options: dict, preceding: str = "", hits: Sequence[Hit] = ()) -> dict:
     """The options a part of a question is answered with: a part writing some of the papers' names the
     question gives asks about those papers ("What benchmark does X use, and what base model does Y build
     on?"); one writing none ("... and what does it prioritise?") asks about every paper the question names,
@@ -152,6 +153,14 @@ def _part_options(part: str, options: dict, preceding: str = "") -> dict:
     named = options.get("named") or {}
     written = {n for n in named if _written(n).search(part)}
     own = {d for n in written for d in named[n]}
+    if named and not own and not _PRONOUN_BACK.search(part):
+        # "What does LTS-P's sample complexity scale with, and what does the single-timescale actor-critic
+        # analysis give?": a part writing no name, and no pronoun pointing back, that uses another paper's
+        # label words asks about that paper (as a question doing so alone would).
+        t = options.get("thresholds") or OfflineSettings()
+        other = named_by_label(content_terms(part), list(hits), t.label_share, framing=QUESTION_WORDS)
+        if other and not {d for docs in other.values() for d in docs} & {d for docs in named.values() for d in docs}:
+            return {**options, "named": other}
     if not own or own >= {d for docs in named.values() for d in docs}:
         return options
     # (named before the part: in "X: what model do they build on, and what is their CoT variant?", the first
@@ -251,14 +260,28 @@ def _compose_one(
         # other by its label's words; both are the papers compared, or asked about each.
         # (Not in one paper's part of such a question: the part is that paper's alone, though the
         # other's label words remain in its text.)
+        by_name = len(papers_named(named))
         named = {**named_by_label(terms, hits, min(t.label_share, t.compare_label_share), framing=QUESTION_WORDS), **named}
+        # A paper described beside the one named, or beside two or more named ("ArrowRL, RoboRefer and the
+        # tactile manipulation work each ..."), when no label's words already name a further paper.
         if len(papers_named(named)) == 1 and by_paper and similarity is not None:
             named = {**named, **described_other(question, hits, named, similarity)}
+        elif len(papers_named(named)) == by_name >= 2 and by_paper and similarity is not None:
+            named = {**named, **{d: docs for d, docs in described_other(question, hits, named, similarity).items()
+                                 if _listed_after_name(question, d, named)}}
     elif not named and of_each and by_paper and similarity is not None:
         # "For the tactile-sensing RL paper and the time-reversal symmetry paper, which benchmark does each
         # use?": two papers described, none named; each is the retrieved abstract closest to its description.
         named = described_papers(question, hits, similarity)
         from_descriptions = bool(named)
+    elif described and of_each and by_paper and similarity is not None:
+        # So too when one description uses a paper's label words ("the spiking-network proxy target paper and
+        # the actor-free value-based continuous control paper ... what does each introduce?"): the paper
+        # the label names must be among those the descriptions pick, or the label alone is kept.
+        guessed = described_papers(question, hits, similarity)
+        if len(papers_named(guessed)) >= 2 and \
+                {d for docs in named.values() for d in docs} <= {d for docs in guessed.values() for d in docs}:
+            named, described, from_descriptions = guessed, False, True
     # (A Chinese question keeps its detail names in `named`, they are words its answer must state; the
     # papers it is answered from are those its paper's own name picks: "SPOT 用的是哪个 MILP 求解器？"
     # is not answered from another abstract mentioning MILP.)
@@ -328,8 +351,9 @@ def _compose_one(
             quoted_docs = {hits[i].doc_id for i in whole.cited}
             if not whole.refused and all(quoted_docs & set(named[names[0]]) for names in papers):
                 return whole
+        asked = _without_paper_count(question, len(papers))
         def part(names: list[str], bar: OfflineSettings) -> OfflineResult:
-            return _compose_one(_without_names(question, {n: d for n, d in named.items() if n not in names}), hits,
+            return _compose_one(_without_names(asked, {n: d for n, d in named.items() if n not in names}), hits,
                                 named={n: named[n] for n in names}, one_of=True, by_paper=False,
                                 **{**options, "thresholds": bar})
         parts = [part(names, t) for names in papers]
@@ -582,6 +606,29 @@ def _gloss_groups(question: str, skip: set[str]) -> list[set[str]]:
         if group:
             groups.append(group)
     return groups
+
+
+def _listed_after_name(question: str, description: str, named: dict[str, list[str]]) -> bool:
+    """Whether a description joins a list of the papers named ("X, Y and the tactile work"), as a
+    further paper of it, rather than saying more about one of them later in the question."""
+    before = question[:question.find(description)].rstrip()
+    before = re.sub(r"(?:,|\band|,\s*and)$", "", before, flags=re.I).rstrip(" ,")
+    return before != question[:question.find(description)].rstrip() and \
+        any(before.casefold().endswith(n.casefold()) for n in named)
+
+
+def _without_paper_count(question: str, papers: int) -> str:
+    """The question without a number that counts what it asks of its papers, one thing of each.
+
+    "ArrowRL, RoboRefer and RoTO each release a benchmark. What are the three benchmarks called?":
+    with three papers named, "three" counts their benchmarks together; no one paper's sentence states
+    it, so in each paper's part it is no word to look for. (A number other than the papers' count,
+    "What two objectives does each balance?", is of each paper and stays.)
+    """
+    word = next((w for w, n in NUMBER_WORDS.items() if n == str(papers)), None)
+    if word is None or papers < 2:
+        return question
+    return " ".join(re.sub(rf"\b{word}\b", " ", question, flags=re.I).split())
 
 
 def _without_names(question: str, named: dict[str, list[str]] | None) -> str:

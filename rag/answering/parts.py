@@ -37,11 +37,20 @@ _KEYWORDS_JOINED = re.compile(r",?\s+and\s+", re.I)
 _KEYWORD_QUERY_WORDS = 16
 
 
+# "JacobianODE applied to what trained model; OMiSO validated with what stimulation technique": a
+# semicolon between two clauses that each ask with a question word divides two questions.
+_ASKING_WORD = re.compile(r"\b(?:which|what|how|who|whom|whose|where|when|why)\b", re.I)
+
+
 def question_parts(question: str) -> list[str]:
     """The question's parts when it asks two or more things, each with words of its own; else [question]."""
     from rag.index.lexical import tokenize
 
     parts = [p.strip() for p in _PART_BREAK.split(question) if p.strip()]
+    if len(parts) < 2 and ";" in question:
+        clauses = [c.strip() for c in question.split(";") if c.strip()]
+        if len(clauses) >= 2 and all(_ASKING_WORD.search(c) for c in clauses):
+            parts = clauses
     if (len(parts) < 2 and not mostly_cjk(question) and not _ASKS_IN_WORDS.search(question)
             and len(question.split()) <= _KEYWORD_QUERY_WORDS):
         parts = [p.strip() for p in _KEYWORDS_JOINED.split(question) if p.strip()]
