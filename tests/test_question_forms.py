@@ -311,3 +311,8 @@ def test_two_papers_described_one_by_its_label_words_are_each_answered(seed_sett
                      "tackle unstable training. What does each one introduce?", settings=seed_settings)
     assert {"Proxy target framework", "Value-based framework for continuous control"} <= \
         {c.label for c in ans.citations}, ans.text
+
+
+def test_what_a_paper_says_or_claims_is_what_it_states():
+    assert content_terms("Which overheads does X say it avoids?") == content_terms("Which overheads does X avoid?")
+    assert content_terms("What property does X claim?") == content_terms("What property does X have?")
