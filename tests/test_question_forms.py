@@ -316,3 +316,11 @@ def test_two_papers_described_one_by_its_label_words_are_each_answered(seed_sett
 def test_what_a_paper_says_or_claims_is_what_it_states():
     assert content_terms("Which overheads does X say it avoids?") == content_terms("Which overheads does X avoid?")
     assert content_terms("What property does X claim?") == content_terms("What property does X have?")
+
+
+def test_a_description_may_quote_its_words(seed_settings):
+    # "the 'prediction power' online control paper" describes the paper as its unquoted words would
+    ans = rag.answer("compare LTS-P and the 'predictive power' online control paper: what kind of system does "
+                     "each one study?", settings=seed_settings)
+    assert {"LTS-P", "Value of stochastic predictions in online optimal control"} <= \
+        {c.label for c in ans.citations}, ans.text

@@ -205,7 +205,8 @@ def recorded_authors(hits: list[Hit], wanted: set[str]) -> str:
 
 # "Compare ε-DPO with the reward-model paper that splits the reward into ...", "X and the work on Y both
 # ...": a paper described, not named, beside one named. The description runs to the end of its clause.
-_DESCRIBES_PAPER = re.compile(r"\b(?:the|a)\s+(?:[\w/-]+\s+){0,5}?(?:paper|work|study|method|approach|framework)\s+"
+# (a description's words may be quoted: "the 'prediction power' online control paper")
+_DESCRIBES_PAPER = re.compile(r"\b(?:the|a)\s+(?:[\w/'‘’\"“”-]+\s+){0,5}?(?:paper|work|study|method|approach|framework)\s+"
                               r"(?:that|which|where|on|about|proposing|introducing|using|for)\s+[^:;?.—–]+", re.I)
 
 
@@ -256,7 +257,7 @@ def texts_of(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | None)
 
 
 # "the tactile-sensing manipulation RL paper", "the work on time reversal": a paper described by a few words.
-_PAPER_DESCRIBED = re.compile(r"\bthe\s+(?:(?:(?!(?:and|the|on|about|that|which)\b)[\w/-]+\s+){1,6}?(?:paper|work|study)\b|(?:paper|work|study)\s+"
+_PAPER_DESCRIBED = re.compile(r"\bthe\s+(?:(?:(?!(?:and|the|on|about|that|which)\b)[\w/'‘’\"“”-]+\s+){1,6}?(?:paper|work|study)\b|(?:paper|work|study)\s+"
                               r"(?:that|which|on|about|proposing|introducing|using)\s+[^:;?.,—–]+?(?=\s+and\s+the\b|[:;?.,—–]|$))",
                               re.I)
 
@@ -265,7 +266,7 @@ _PAPER_DESCRIBED = re.compile(r"\bthe\s+(?:(?:(?!(?:and|the|on|about|that|which)
 # approach"): that is no paper of the corpus.
 _METHOD_DESCRIBED = re.compile(r"\bthe\s+(?:(?!(?:and|the|on|about|that|which|of|proposed|same|standard|existing|"
                                r"conventional|traditional|classical|classic|baseline|previous|prior|original|usual|"
-                               r"common|other|new|naive|vanilla)\b)[\w/-]+\s+){1,6}?(?:method|approach|framework)\b"
+                               r"common|other|new|naive|vanilla)\b)[\w/'‘’\"“”-]+\s+){1,6}?(?:method|approach|framework)\b"
                                # (one "that ..." or "for ..." goes on to describe: `_DESCRIBES_PAPER` reads it whole)
                                r"(?!\s+(?:that|which|where|on|about|proposing|introducing|using|for)\b)", re.I)
 
