@@ -324,3 +324,20 @@ def test_a_description_may_quote_its_words(seed_settings):
                      "each one study?", settings=seed_settings)
     assert {"LTS-P", "Value of stochastic predictions in online optimal control"} <= \
         {c.label for c in ans.citations}, ans.text
+
+
+def test_a_paper_described_in_a_list_of_named_ones_is_asked_about_without_each(seed_settings):
+    ans = rag.answer("list the benchmarks put out by RoboRefer, ArrowRL and the tactile sensing RL paper",
+                     settings=seed_settings)
+    assert {"RoboRefer", "ArrowRL", "RoTO"} <= {c.label for c in ans.citations}, ans.text
+
+
+def test_a_part_describing_another_paper_asks_about_it(seed_settings):
+    ans = rag.answer("Which robots is RoboRefer integrated with, and which robot was the kung fu humanoid "
+                     "imitation paper deployed on?", settings=seed_settings)
+    assert {"RoboRefer", "Physics-based humanoid control framework"} <= {c.label for c in ans.citations}, ans.text
+    assert "Unitree G1" in ans.text, ans.text
+    # a description the named paper answers best is that paper's, not another's
+    ans = rag.answer("What benchmark does SoLS use, and how does the successful transition replay method help?",
+                     settings=seed_settings)
+    assert {c.label for c in ans.citations} == {"SoLS"}, ans.text

@@ -229,6 +229,25 @@ def described_other(question: str, hits: list[Hit], named: dict[str, list[str]],
     return {m.group().strip(): [best]} if best is not None else {}
 
 
+def described_apart(part: str, hits: list[Hit], named: dict[str, list[str]],
+                    similarity: Similarity) -> dict[str, list[str]]:
+    """{description: [doc id]} for a paper a part of a question describes, when the retrieved abstract
+    closest to the description is none of the papers the question names; else {}.
+
+    "Which robots does RoboRefer run on, and on which robot is the kungfu humanoid imitation paper
+    deployed?": the second part asks about the paper it describes. ("... and how does the tree-structured
+    method scale?" may describe the paper named before: then its abstract is the closest, and nothing new
+    is named.)"""
+    found = [*_DESCRIBES_PAPER.finditer(part), *_PAPER_DESCRIBED.finditer(part), *_METHOD_DESCRIBED.finditer(part)]
+    m = next((m for m in found if not any(n.casefold() in m.group().casefold() for n in named)), None)
+    if m is None:
+        return {}
+    best = _closest(m.group(), hits, similarity, taken=frozenset())
+    if best is None or any(best in docs for docs in named.values()):
+        return {}
+    return {m.group().strip(): [best]}
+
+
 def _beside_name(question: str, m: re.Match, named: dict[str, list[str]]) -> bool:
     """Whether a description stands right beside a name it describes ("the symmetry paper Spot",
     "Spot, the symmetry paper"): then it is that paper's, not another's."""

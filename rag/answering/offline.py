@@ -21,7 +21,7 @@ from rag.answering.closeness import close_first_abstract, closest_papers, stands
 from rag.answering.field_terms import missing_field_terms
 from rag.answering.framing import (COMPARISON_TERMS, EACH_TERMS, FRAMING_GLOSSES, QUANTITY_WORDS,
                                    QUESTION_WORDS, content_terms)
-from rag.answering.named import (Similarity, as_spelled, described_other, described_papers, labelling, named_by_label,
+from rag.answering.named import (Similarity, as_spelled, described_apart, described_other, described_papers, labelling, named_by_label,
                                  named_by_label_zh, not_stated, paper_names, papers_named, quoted_labels,
                                  recorded_authors, texts_of, without_examples, without_field_acronyms)
 from rag.answering.parts import alternatives, own_terms, question_parts
@@ -161,6 +161,11 @@ def _part_options(part: str, options: dict, preceding: str = "", hits: Sequence[
         other = named_by_label(content_terms(part), list(hits), t.label_share, framing=QUESTION_WORDS)
         if other and not {d for docs in other.values() for d in docs} & {d for docs in named.values() for d in docs}:
             return {**options, "named": other}
+        # So does one describing another paper ("..., and on which robot is the kungfu imitation paper deployed?")
+        if not other and options.get("similarity") is not None and not is_chinese(part):
+            other = described_apart(part, list(hits), named, options["similarity"])
+            if other:
+                return {**options, "named": other}
     if not own or own >= {d for docs in named.values() for d in docs}:
         return options
     # (named before the part: in "X: what model do they build on, and what is their CoT variant?", the first
@@ -254,21 +259,24 @@ def _compose_one(
     # A comparison, or a question asked of each paper (not in one paper's part of one).
     of_each = not crosslingual and t.label_share <= 1 and not one_of \
         and bool(any(x in COMPARISON_TERMS for x in terms) or _ASKS_OF_EACH.search(question))
+    by_name = len(papers_named(named))  # (papers named by their names, not by their labels' words)
     if named and not described and of_each:
         # "Compare BraVE and the value-based framework for continuous control", "LTS-P and the paper on
         # the value of stochastic predictions ... What does each consider?": one paper by its name, the
         # other by its label's words; both are the papers compared, or asked about each.
         # (Not in one paper's part of such a question: the part is that paper's alone, though the
         # other's label words remain in its text.)
-        by_name = len(papers_named(named))
         named = {**named_by_label(terms, hits, min(t.label_share, t.compare_label_share), framing=QUESTION_WORDS), **named}
-        # A paper described beside the one named, or beside two or more named ("ArrowRL, RoboRefer and the
-        # tactile manipulation work each ..."), when no label's words already name a further paper.
+        # A paper described beside the one named, when no label's words already name a further paper.
         if len(papers_named(named)) == 1 and by_paper and similarity is not None:
             named = {**named, **described_other(question, hits, named, similarity)}
-        elif len(papers_named(named)) == by_name >= 2 and by_paper and similarity is not None:
-            named = {**named, **{d: docs for d, docs in described_other(question, hits, named, similarity).items()
-                                 if _listed_after_name(question, d, named)}}
+    if named and not described and not crosslingual and not one_of and by_paper and similarity is not None \
+            and len(papers_named(named)) == by_name >= 2:
+        # A paper described in a list of two or more named ("ArrowRL, RoboRefer and the tactile manipulation
+        # work each ...", "name the benchmarks of X, Y and the tactile sensing paper") is one more paper asked
+        # about, whether or not the question says "each".
+        named = {**named, **{d: docs for d, docs in described_other(question, hits, named, similarity).items()
+                             if _listed_after_name(question, d, named)}}
     elif not named and of_each and by_paper and similarity is not None:
         # "For the tactile-sensing RL paper and the time-reversal symmetry paper, which benchmark does each
         # use?": two papers described, none named; each is the retrieved abstract closest to its description.
