@@ -341,3 +341,13 @@ def test_a_part_describing_another_paper_asks_about_it(seed_settings):
     ans = rag.answer("What benchmark does SoLS use, and how does the successful transition replay method help?",
                      settings=seed_settings)
     assert {c.label for c in ans.citations} == {"SoLS"}, ans.text
+
+
+def test_a_hyphen_typed_as_a_dash_ends_a_description():
+    from rag.answering.named import _DESCRIBES_PAPER
+
+    m = _DESCRIBES_PAPER.search("TR-DRL and the paper on android app control - which benchmark does each use")
+    assert m is not None and m.group().strip() == "the paper on android app control"
+    # a hyphen inside a word is no dash
+    m = _DESCRIBES_PAPER.search("X and the paper on app-control agents: which benchmark?")
+    assert m is not None and m.group().strip() == "the paper on app-control agents"

@@ -205,9 +205,11 @@ def recorded_authors(hits: list[Hit], wanted: set[str]) -> str:
 
 # "Compare ε-DPO with the reward-model paper that splits the reward into ...", "X and the work on Y both
 # ...": a paper described, not named, beside one named. The description runs to the end of its clause.
-# (a description's words may be quoted: "the 'prediction power' online control paper")
+# (a description's words may be quoted: "the 'prediction power' online control paper"; a hyphen typed as a
+# dash, " - ", ends the clause as a dash does)
 _DESCRIBES_PAPER = re.compile(r"\b(?:the|a)\s+(?:[\w/'‘’\"“”-]+\s+){0,5}?(?:paper|work|study|method|approach|framework)\s+"
-                              r"(?:that|which|where|on|about|proposing|introducing|using|for)\s+[^:;?.—–]+", re.I)
+                              r"(?:that|which|where|on|about|proposing|introducing|using|for)\s+"
+                              r"(?:(?!\s-{1,3}\s)[^:;?.—–])+", re.I)
 
 
 def described_other(question: str, hits: list[Hit], named: dict[str, list[str]],
@@ -277,7 +279,7 @@ def texts_of(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | None)
 
 # "the tactile-sensing manipulation RL paper", "the work on time reversal": a paper described by a few words.
 _PAPER_DESCRIBED = re.compile(r"\bthe\s+(?:(?:(?!(?:and|the|on|about|that|which)\b)[\w/'‘’\"“”-]+\s+){1,6}?(?:paper|work|study)\b|(?:paper|work|study)\s+"
-                              r"(?:that|which|on|about|proposing|introducing|using)\s+[^:;?.,—–]+?(?=\s+and\s+the\b|[:;?.,—–]|$))",
+                              r"(?:that|which|on|about|proposing|introducing|using)\s+[^:;?.,—–]+?(?=\s+and\s+the\b|[:;?.,—–]|\s-{1,3}\s|$))",
                               re.I)
 
 # In a comparison naming one paper, "the bandit-driven early-exit method" describes the other by its
