@@ -351,3 +351,31 @@ def test_a_hyphen_typed_as_a_dash_ends_a_description():
     # a hyphen inside a word is no dash
     m = _DESCRIBES_PAPER.search("X and the paper on app-control agents: which benchmark?")
     assert m is not None and m.group().strip() == "the paper on app-control agents"
+
+
+def test_a_term_a_chinese_question_quotes_must_be_stated_in_order():
+    # "反向奖励" glosses to reverse / opposite + reward: a paper writing "reverse reward" states it, one that
+    # only writes "the opposite problem" and, elsewhere, "reward" does not
+    from rag.answering.offline import _gloss_groups, _states_in_order
+
+    groups = _gloss_groups("反向奖励", set())
+    assert len(groups) == 2
+    assert _states_in_order("We introduce a training strategy with an innovative reverse reward.", groups)
+    assert not _states_in_order("Such methods suffer the opposite problem, and the reward is sparse.", groups)
+
+
+def test_only_papers_stating_a_quoted_chinese_term_are_quoted():
+    from rag.answering.candidates import Candidate
+    from rag.answering.offline import _stating_quoted_term
+
+    def cand(i, text):
+        return Candidate(hit_index=i, start=0, end=len(text), text=text, terms=set())
+
+    pool = [cand(0, "Learning reward functions from videos is promising."),
+            cand(1, "We introduce ArrowRL, with an innovative reverse reward."),
+            cand(1, "ArrowRL improves temporal perception.")]
+    kept = _stating_quoted_term(pool, "哪篇论文引入了“反向奖励”？")
+    assert [c.hit_index for c in kept] == [1, 1]
+    # no paper states it: nothing is dropped; no quoted term: nothing either
+    assert _stating_quoted_term(pool[:1], "哪篇论文引入了“反向奖励”？") == pool[:1]
+    assert _stating_quoted_term(pool, "哪篇论文引入了反向奖励？") == pool

@@ -479,6 +479,8 @@ def _compose_one(
                 c.score = max(c.score, t.min_evidence, top) + c.score * t.rule_tiebreak
     if many and wanted and not labelling(named, hits):
         _each_naming_paper(pool, named, t)
+    if crosslingual and not many:
+        pool = _stating_quoted_term(pool, question)
     chosen = choose(pool, q_terms=focus, weights=weights, many=many, t=t)
     if comparing and not focus:  # "Compare X and Y": each named paper's best sentence, whatever the others score
         best: dict[int, Candidate] = {}
@@ -595,6 +597,32 @@ def _each_naming_paper(pool: list[Candidate], named: dict[str, list[str]], t: Of
             top[c.hit_index] = c
     for c in top.values():
         c.score = max(c.score, t.many_keep * best)
+
+
+# A term a Chinese question quotes ("引入一种……的“反向奖励”"): the asker's rendering of the paper's own coined term.
+_QUOTED_ZH = re.compile(r"[“「『\"]([^”」』\"]{2,12})[”」』\"]")
+
+
+def _stating_quoted_term(pool: list[Candidate], question: str) -> list[Candidate]:
+    """The candidates of the papers stating every word of a term the Chinese question quotes, when a paper
+    does; else the pool as it was.
+
+    A quoted term ("反向奖励", reverse reward) is what the asker knows the paper by, the way a name would
+    be: among many papers close in meaning ("reward learning from videos"), one whose abstract states
+    the term is the one meant, and the others are not quoted beside or instead of it."""
+    terms = [groups for m in _QUOTED_ZH.finditer(question) if CJK.search(m.group(1))
+             if len(groups := _gloss_groups(m.group(1), set())) >= 2]
+    if not terms:
+        return pool
+    stating = {c.hit_index for c in pool if any(_states_in_order(c.text, groups) for groups in terms)}
+    return [c for c in pool if c.hit_index in stating] or pool
+
+
+def _states_in_order(text: str, groups: list[set[str]]) -> bool:
+    """Whether the text writes a word of each group, one right after the other (a term's words, in order)."""
+    words = tokenize(text, compounds=False)
+    return any(all(any(matches(x, {words[i + k]}) for x in g) for k, g in enumerate(groups))
+               for i in range(len(words) - len(groups) + 1))
 
 
 def _gloss_groups(question: str, skip: set[str]) -> list[set[str]]:
