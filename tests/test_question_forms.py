@@ -356,7 +356,7 @@ def test_a_hyphen_typed_as_a_dash_ends_a_description():
 def test_a_term_a_chinese_question_quotes_must_be_stated_in_order():
     # "反向奖励" glosses to reverse / opposite + reward: a paper writing "reverse reward" states it, one that
     # only writes "the opposite problem" and, elsewhere, "reward" does not
-    from rag.answering.offline import _gloss_groups, _states_in_order
+    from rag.answering.glosses import gloss_groups as _gloss_groups, states_in_order as _states_in_order
 
     groups = _gloss_groups("反向奖励", set())
     assert len(groups) == 2
@@ -366,7 +366,7 @@ def test_a_term_a_chinese_question_quotes_must_be_stated_in_order():
 
 def test_only_papers_stating_a_quoted_chinese_term_are_quoted():
     from rag.answering.candidates import Candidate
-    from rag.answering.offline import _stating_quoted_term
+    from rag.answering.glosses import stating_quoted_term as _stating_quoted_term
 
     def cand(i, text):
         return Candidate(hit_index=i, start=0, end=len(text), text=text, terms=set())

@@ -102,7 +102,7 @@ def test_a_chinese_words_gloss_that_frames_the_question_is_no_evidence_to_state(
     # 测试 "test" frames the question as "tested" does in English; 数量 "amount" names the quantity asked
     # for, which a sentence states as a number (before, the sentence stating "over four million actions"
     # stated two of six glossed words, and the question was refused).
-    from rag.answering.offline import _gloss_groups
+    from rag.answering.glosses import gloss_groups as _gloss_groups
 
     groups = _gloss_groups("BraVE 在动作数量超过多少的环境中进行了测试？", set())
     assert {"action"} <= set().union(*groups) and {"environ"} <= set().union(*groups)

@@ -305,3 +305,12 @@ def described_papers(question: str, hits: list[Hit], similarity: Similarity) -> 
             return {}
         out[text] = [best]
     return out
+
+
+def listed_after_name(question: str, description: str, named: dict[str, list[str]]) -> bool:
+    """Whether a description joins a list of the papers named ("X, Y and the tactile work"), as a
+    further paper of it, rather than saying more about one of them later in the question."""
+    before = question[:question.find(description)].rstrip()
+    before = re.sub(r"(?:,|\band|,\s*and)$", "", before, flags=re.I).rstrip(" ,")
+    return before != question[:question.find(description)].rstrip() and \
+        any(before.casefold().endswith(n.casefold()) for n in named)

@@ -21,20 +21,21 @@ from rag.answering.closeness import close_first_abstract, closest_papers, stands
 from rag.answering.field_terms import missing_field_terms
 from rag.answering.framing import (COMPARISON_TERMS, EACH_TERMS, FRAMING_GLOSSES, QUANTITY_WORDS,
                                    QUESTION_WORDS, content_terms)
-from rag.answering.named import (Similarity, as_spelled, described_apart, described_other, described_papers, labelling, named_by_label,
+from rag.answering.named import (Similarity, as_spelled, described_apart, described_other, described_papers,
+                                 listed_after_name, labelling, named_by_label,
                                  named_by_label_zh, not_stated, paper_names, papers_named, quoted_labels,
                                  recorded_authors, texts_of, without_examples, without_field_acronyms)
-from rag.answering.parts import alternatives, own_terms, question_parts
+from rag.answering.glosses import gloss_groups, stating_quoted_term
+from rag.answering.parts import alternatives, own_terms, question_parts, without_paper_count
 from rag.answering.quantity import asks_quantity as _asks_quantity, counted, counts_asked_thing, numbers_in
 from rag.answering.quoting import (cited, denial, denies, passages_shown, render, with_denial,
                                    with_each_paper, with_followers, with_next_best, with_proposal)
 from rag.answering.refusal import REFUSAL
-from rag.answering.support import NUMBER_WORDS
 from rag.answering.scoring import choose, meaning_of, score, score_glosses, together
 from rag.answering.wording import join_compounds, near_words, question_phrases
 from rag.config import OfflineSettings
 from rag.index.lexical import CJK, tokenize
-from rag.index.translate import english_query, is_chinese, word_senses
+from rag.index.translate import english_query, is_chinese
 from rag.types import Hit
 
 # "What does SoLS stand for?": answered by the sentence spelling the name out, "... (SoLS)".
@@ -276,7 +277,7 @@ def _compose_one(
         # work each ...", "name the benchmarks of X, Y and the tactile sensing paper") is one more paper asked
         # about, whether or not the question says "each".
         named = {**named, **{d: docs for d, docs in described_other(question, hits, named, similarity).items()
-                             if _listed_after_name(question, d, named)}}
+                             if listed_after_name(question, d, named)}}
     elif not named and of_each and by_paper and similarity is not None:
         # "For the tactile-sensing RL paper and the time-reversal symmetry paper, which benchmark does each
         # use?": two papers described, none named; each is the retrieved abstract closest to its description.
@@ -331,7 +332,7 @@ def _compose_one(
     # focus word the question asks what each paper is, answered below by each one's own sentences; with
     # one ("Compare the sample efficiency of X and Y") it is answered, or refused, by those words.
     # A Chinese question's words are weighed through their glosses ("比较" -> compare, "区别" -> difference).
-    gloss_terms = ([set(tokenize(n, compounds=True)) for n in detail_names] + _gloss_groups(question, name_terms)
+    gloss_terms = ([set(tokenize(n, compounds=True)) for n in detail_names] + gloss_groups(question, name_terms)
                    if crosslingual else [])
     own = (own_terms(question, framing=QUESTION_WORDS | QUANTITY_WORDS)
            if (wanted or allowed == [0]) and not many and not crosslingual else None)
@@ -359,7 +360,7 @@ def _compose_one(
             quoted_docs = {hits[i].doc_id for i in whole.cited}
             if not whole.refused and all(quoted_docs & set(named[names[0]]) for names in papers):
                 return whole
-        asked = _without_paper_count(question, len(papers))
+        asked = without_paper_count(question, len(papers))
         def part(names: list[str], bar: OfflineSettings) -> OfflineResult:
             return _compose_one(_without_names(asked, {n: d for n, d in named.items() if n not in names}), hits,
                                 named={n: named[n] for n in names}, one_of=True, by_paper=False,
@@ -480,7 +481,7 @@ def _compose_one(
     if many and wanted and not labelling(named, hits):
         _each_naming_paper(pool, named, t)
     if crosslingual and not many:
-        pool = _stating_quoted_term(pool, question)
+        pool = stating_quoted_term(pool, question)
     chosen = choose(pool, q_terms=focus, weights=weights, many=many, t=t)
     if comparing and not focus:  # "Compare X and Y": each named paper's best sentence, whatever the others score
         best: dict[int, Candidate] = {}
@@ -597,74 +598,6 @@ def _each_naming_paper(pool: list[Candidate], named: dict[str, list[str]], t: Of
             top[c.hit_index] = c
     for c in top.values():
         c.score = max(c.score, t.many_keep * best)
-
-
-# A term a Chinese question quotes ("引入一种……的“反向奖励”"): the asker's rendering of the paper's own coined term.
-_QUOTED_ZH = re.compile(r"[“「『\"]([^”」』\"]{2,12})[”」』\"]")
-
-
-def _stating_quoted_term(pool: list[Candidate], question: str) -> list[Candidate]:
-    """The candidates of the papers stating every word of a term the Chinese question quotes, when a paper
-    does; else the pool as it was.
-
-    A quoted term ("反向奖励", reverse reward) is what the asker knows the paper by, the way a name would
-    be: among many papers close in meaning ("reward learning from videos"), one whose abstract states
-    the term is the one meant, and the others are not quoted beside or instead of it."""
-    terms = [groups for m in _QUOTED_ZH.finditer(question) if CJK.search(m.group(1))
-             if len(groups := _gloss_groups(m.group(1), set())) >= 2]
-    if not terms:
-        return pool
-    stating = {c.hit_index for c in pool if any(_states_in_order(c.text, groups) for groups in terms)}
-    return [c for c in pool if c.hit_index in stating] or pool
-
-
-def _states_in_order(text: str, groups: list[set[str]]) -> bool:
-    """Whether the text writes a word of each group, one right after the other (a term's words, in order)."""
-    words = tokenize(text, compounds=False)
-    return any(all(any(matches(x, {words[i + k]}) for x in g) for k, g in enumerate(groups))
-               for i in range(len(words) - len(groups) + 1))
-
-
-def _gloss_groups(question: str, skip: set[str]) -> list[set[str]]:
-    """The stemmed English glosses of each Chinese content word of the question, one set per word.
-
-    A word glossed first as framing is left out, as an English question's framing words are (测试 "test" in
-    "在哪些环境中进行了测试"), and so, in a question asking for a quantity, is a word glossed as the
-    quantity's name (数量 "amount; quantity"): the sentence states the number, not the word.
-    """
-    framing = QUESTION_WORDS | (QUANTITY_WORDS if _asks_quantity(question) else set())
-    groups = []
-    for senses in word_senses(question):
-        first = set(tokenize(senses[0], compounds=False))
-        if first and first <= framing:
-            continue  # framing in its first sense (联合 "joint; combined" is not "combined" the verb)
-        group = set(tokenize(" ".join(senses), compounds=False)) - skip
-        if group:
-            groups.append(group)
-    return groups
-
-
-def _listed_after_name(question: str, description: str, named: dict[str, list[str]]) -> bool:
-    """Whether a description joins a list of the papers named ("X, Y and the tactile work"), as a
-    further paper of it, rather than saying more about one of them later in the question."""
-    before = question[:question.find(description)].rstrip()
-    before = re.sub(r"(?:,|\band|,\s*and)$", "", before, flags=re.I).rstrip(" ,")
-    return before != question[:question.find(description)].rstrip() and \
-        any(before.casefold().endswith(n.casefold()) for n in named)
-
-
-def _without_paper_count(question: str, papers: int) -> str:
-    """The question without a number that counts what it asks of its papers, one thing of each.
-
-    "ArrowRL, RoboRefer and RoTO each release a benchmark. What are the three benchmarks called?":
-    with three papers named, "three" counts their benchmarks together; no one paper's sentence states
-    it, so in each paper's part it is no word to look for. (A number other than the papers' count,
-    "What two objectives does each balance?", is of each paper and stays.)
-    """
-    word = next((w for w, n in NUMBER_WORDS.items() if n == str(papers)), None)
-    if word is None or papers < 2:
-        return question
-    return " ".join(re.sub(rf"\b{word}\b", " ", question, flags=re.I).split())
 
 
 def _without_names(question: str, named: dict[str, list[str]] | None) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Set as AbstractSet
 
+from rag.answering.support import NUMBER_WORDS
 from rag.text import mostly_cjk
 
 
@@ -163,3 +164,17 @@ def own_terms(question: str, framing: AbstractSet[str] = frozenset()) -> set[str
     # "X, Y and Z each introduce a benchmark. What are they called?": a question sentence asking with
     # framing words alone asks about what the statement names, as a clause after a colon does.
     return words if words - framing else None
+
+
+def without_paper_count(question: str, papers: int) -> str:
+    """The question without a number that counts what it asks of its papers, one thing of each.
+
+    "ArrowRL, RoboRefer and RoTO each release a benchmark. What are the three benchmarks called?":
+    with three papers named, "three" counts their benchmarks together; no one paper's sentence states
+    it, so in each paper's part it is no word to look for. (A number other than the papers' count,
+    "What two objectives does each balance?", is of each paper and stays.)
+    """
+    word = next((w for w, n in NUMBER_WORDS.items() if n == str(papers)), None)
+    if word is None or papers < 2:
+        return question
+    return " ".join(re.sub(rf"\b{word}\b", " ", question, flags=re.I).split())
