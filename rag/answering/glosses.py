@@ -25,8 +25,8 @@ def stating_quoted_term(pool: list[Candidate], question: str) -> list[Candidate]
     A quoted term ("反向奖励", reverse reward) is what the asker knows the paper by, the way a name would
     be: among many papers close in meaning ("reward learning from videos"), one whose abstract states
     the term is the one meant, and the others are not quoted beside or instead of it."""
-    terms = [groups for m in QUOTED_ZH.finditer(question) if CJK.search(m.group(1))
-             if len(groups := gloss_groups(m.group(1), set())) >= 2]
+    terms = [groups for m in QUOTED_ZH.finditer(question)
+             if CJK.search(m.group(1)) and len(groups := gloss_groups(m.group(1), set())) >= 2]
     if not terms:
         return pool
     stating = {c.hit_index for c in pool if any(states_in_order(c.text, groups) for groups in terms)}

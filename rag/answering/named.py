@@ -8,7 +8,7 @@ word the refusal when a named paper does not state what is asked.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Set as AbstractSet
+from collections.abc import Callable, Iterator, Mapping, Set as AbstractSet
 
 import numpy as np
 
@@ -221,10 +221,7 @@ def described_other(question: str, hits: list[Hit], named: dict[str, list[str]],
     """
     # "the paper that ...", or a few words before "paper" ("the trust-region stochastic optimal control
     # paper"): the first description that is not of the named paper.
-    found = [*_DESCRIBES_PAPER.finditer(question), *_PAPER_DESCRIBED.finditer(question),
-             *_METHOD_DESCRIBED.finditer(question)]
-    m = next((m for m in found if not any(n.casefold() in m.group().casefold() for n in named)
-              and not _beside_name(question, m, named)), None)
+    m = next((m for m in _descriptions(question, named) if not _beside_name(question, m, named)), None)
     if m is None:
         return {}
     best = _closest(m.group(), hits, similarity, taken={d for docs in named.values() for d in docs})
@@ -240,14 +237,20 @@ def described_apart(part: str, hits: list[Hit], named: dict[str, list[str]],
     deployed?": the second part asks about the paper it describes. ("... and how does the tree-structured
     method scale?" may describe the paper named before: then its abstract is the closest, and nothing new
     is named.)"""
-    found = [*_DESCRIBES_PAPER.finditer(part), *_PAPER_DESCRIBED.finditer(part), *_METHOD_DESCRIBED.finditer(part)]
-    m = next((m for m in found if not any(n.casefold() in m.group().casefold() for n in named)), None)
+    m = next(_descriptions(part, named), None)
     if m is None:
         return {}
     best = _closest(m.group(), hits, similarity, taken=frozenset())
     if best is None or any(best in docs for docs in named.values()):
         return {}
     return {m.group().strip(): [best]}
+
+
+def _descriptions(text: str, named: dict[str, list[str]]) -> Iterator[re.Match]:
+    """The descriptions of a paper in the text ("the paper that ...", "the tactile RL paper", "the
+    bandit-driven early-exit method"), in that order of kinds, leaving out those writing a name given."""
+    found = [*_DESCRIBES_PAPER.finditer(text), *_PAPER_DESCRIBED.finditer(text), *_METHOD_DESCRIBED.finditer(text)]
+    return (m for m in found if not any(n.casefold() in m.group().casefold() for n in named))
 
 
 def _beside_name(question: str, m: re.Match, named: dict[str, list[str]]) -> bool:
@@ -310,7 +313,6 @@ def described_papers(question: str, hits: list[Hit], similarity: Similarity) -> 
 def listed_after_name(question: str, description: str, named: dict[str, list[str]]) -> bool:
     """Whether a description joins a list of the papers named ("X, Y and the tactile work"), as a
     further paper of it, rather than saying more about one of them later in the question."""
-    before = question[:question.find(description)].rstrip()
-    before = re.sub(r"(?:,|\band|,\s*and)$", "", before, flags=re.I).rstrip(" ,")
-    return before != question[:question.find(description)].rstrip() and \
-        any(before.casefold().endswith(n.casefold()) for n in named)
+    head = question[:question.find(description)].rstrip()
+    before = re.sub(r"(?:,|\band|,\s*and)$", "", head, flags=re.I).rstrip(" ,")
+    return before != head and any(before.casefold().endswith(n.casefold()) for n in named)

@@ -278,7 +278,7 @@ def _compose_one(
         # about, whether or not the question says "each".
         named = {**named, **{d: docs for d, docs in described_other(question, hits, named, similarity).items()
                              if listed_after_name(question, d, named)}}
-    elif not named and of_each and by_paper and similarity is not None:
+    if not named and of_each and by_paper and similarity is not None:
         # "For the tactile-sensing RL paper and the time-reversal symmetry paper, which benchmark does each
         # use?": two papers described, none named; each is the retrieved abstract closest to its description.
         named = described_papers(question, hits, similarity)

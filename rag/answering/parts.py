@@ -38,11 +38,6 @@ _KEYWORDS_JOINED = re.compile(r",?\s+and\s+", re.I)
 _KEYWORD_QUERY_WORDS = 16
 
 
-# "JacobianODE applied to what trained model; OMiSO validated with what stimulation technique": a
-# semicolon between two clauses that each ask with a question word divides two questions.
-_ASKING_WORD = re.compile(r"\b(?:which|what|how|who|whom|whose|where|when|why)\b", re.I)
-
-
 def question_parts(question: str) -> list[str]:
     """The question's parts when it asks two or more things, each with words of its own; else [question]."""
     from rag.index.lexical import tokenize
@@ -95,6 +90,9 @@ _LEADS_INTO_QUESTION = re.compile(r"(?::|\s(?:[—–]|-{1,3})\s)\s*(?=(?:which|
 
 
 _OPENS_QUESTION = re.compile(r"(?:which|what|how|who|whom|whose|where|when|why)\b", re.I)
+# "JacobianODE applied to what trained model; OMiSO validated with what stimulation technique": a
+# semicolon between two clauses that each ask with such a word anywhere divides two questions.
+_ASKING_WORD = re.compile(rf"\b{_OPENS_QUESTION.pattern}", re.I)
 
 
 # "make adaptive or decompose", "offline RL or offline imitation methods": the phrases either side of
