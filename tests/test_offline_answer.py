@@ -9,7 +9,8 @@ import numpy as np
 import rag
 from rag.answering import cite
 from rag.answering import REFUSAL
-from rag.answering.offline import asks_for_several, compose
+from rag.answering.asked_papers import asks_for_several
+from rag.answering.offline import compose
 from rag.config import OfflineSettings
 from rag.types import Hit
 

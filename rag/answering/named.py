@@ -90,6 +90,16 @@ def papers_named(named: dict[str, list[str]]) -> list[list[str]]:
     return list(groups.values())
 
 
+def doc_ids(named: Mapping[str, list[str]]) -> set[str]:
+    """The doc ids of the papers these names (name -> doc ids) name."""
+    return {d for docs in named.values() for d in docs}
+
+
+def written(name: str) -> re.Pattern[str]:
+    """A name written as a whole word, in any case ("GP" is not written in "GPU")."""
+    return re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.I)
+
+
 def label_text(hit: Hit) -> str:
     return hit.label or hit.title or ""
 
@@ -224,7 +234,7 @@ def described_other(question: str, hits: list[Hit], named: dict[str, list[str]],
     m = next((m for m in _descriptions(question, named) if not _beside_name(question, m, named)), None)
     if m is None:
         return {}
-    best = _closest(m.group(), hits, similarity, taken={d for docs in named.values() for d in docs})
+    best = _closest(m.group(), hits, similarity, taken=doc_ids(named))
     return {m.group().strip(): [best]} if best is not None else {}
 
 
@@ -303,7 +313,7 @@ def described_papers(question: str, hits: list[Hit], similarity: Similarity) -> 
         return {}
     out: dict[str, list[str]] = {}
     for text in described:
-        best = _closest(text, hits, similarity, taken={d for docs in out.values() for d in docs})
+        best = _closest(text, hits, similarity, taken=doc_ids(out))
         if best is None:
             return {}
         out[text] = [best]

@@ -14,20 +14,19 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, asked_kind_terms, asks_authors,
-                                 asks_for_name, names_asked_kind, names_part, names_variant,
-                                 reports_test, states_what_is_asked)
-from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order, matches
+                                 asks_for_name, names_asked_kind, reports_test, states_what_is_asked)
+from rag.answering.asked_papers import ASKS_OF_EACH, ASKS_WHICH_PAPER, asked_papers
+from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order
 from rag.answering.closeness import close_first_abstract, closest_papers, stands_out, with_closer_paper
+from rag.answering.details import raise_stating_sentences
 from rag.answering.field_terms import missing_field_terms
 from rag.answering.framing import (COMPARISON_TERMS, EACH_TERMS, FRAMING_GLOSSES, QUANTITY_WORDS,
                                    QUESTION_WORDS, content_terms)
-from rag.answering.named import (Similarity, as_spelled, described_apart, described_other, described_papers,
-                                 listed_after_name, labelling, named_by_label,
-                                 named_by_label_zh, not_stated, paper_names, papers_named, quoted_labels,
-                                 recorded_authors, texts_of, without_examples, without_field_acronyms)
+from rag.answering.named import (Similarity, described_apart, doc_ids, labelling, named_by_label, not_stated,
+                                 paper_names, papers_named, recorded_authors, without_field_acronyms, written)
 from rag.answering.glosses import gloss_groups, stating_quoted_term
 from rag.answering.parts import alternatives, own_terms, question_parts, without_paper_count
-from rag.answering.quantity import asks_quantity as _asks_quantity, counted, counts_asked_thing, numbers_in
+from rag.answering.quantity import asks_quantity as _asks_quantity, counted
 from rag.answering.quoting import (cited, denial, denies, passages_shown, render, with_denial,
                                    with_each_paper, with_followers, with_next_best, with_proposal)
 from rag.answering.refusal import REFUSAL
@@ -38,49 +37,10 @@ from rag.index.lexical import CJK, tokenize
 from rag.index.translate import english_query, is_chinese
 from rag.types import Hit
 
-# "What does SoLS stand for?": answered by the sentence spelling the name out, "... (SoLS)".
-_ASKS_EXPANSION = re.compile(r"\bstands? for\b|\bfull name\b|\bspelled out\b|全称|代表什么", re.I)
 _ASKS_FOR_PAPER = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:paper|papers|work|method|model|framework|system|benchmark|approach)\b|\bpropos|\bintroduc", re.I)
-# Questions naming no paper whose answer may span papers: a word for papers ("which papers ...",
-# "Several abstracts ..."), a plural noun after a word that picks or counts them ("which methods", "two
-# approaches"), or "Compare ...". Elsewhere a plural noun, "both" or "vs" describes one paper's topic
-# ("Reward models ignore the prompt ...", "helps both sampling and fine-tuning", "accuracy-vs-length"),
-# and "Which paper studies X?" asks for one. (A word for papers in Chinese: _ASKS_FOR_PAPERS's 论文.)
-_ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|articles|abstracts)\b|\b(?:which|what|these|those|both|two|three|"
-                               r"several|other|different|various|any)\s+(?:(?!paper\b|work\b|article\b|study\b)"
-                               r"[\w-]+\s+)?(?:works|methods|approaches|studies|models)\b|\bcompare\b|哪些", re.I)
-# "Which paper ...?": the asker does not know which paper it is.
-_ASKS_WHICH_PAPER = re.compile(r"\bwhich (?:paper|work|article|study)\b|哪篇", re.I)
-# "Which approach lets you prune a ViT once ...?", "Which method sets ...?": the method asked for is the
-# subject of what the question describes, so the question asks which paper it is (unlike "Which method
-# does X use?", where X is the paper).
-_ASKS_WHICH_DOES = re.compile(r"\bwhich (?:approach|method|framework|model|system|technique|algorithm)s? "
-                              r"(?!(?:does|do|did|is|are|was|were|has|have|can|could|would|will|of|in|for|on|to|"
-                              r"from|and|or)\b)[a-z]+", re.I)
-# "What does each one target?", "... both ...", "respectively": with two or more papers named, the
-# question asks the same of each of them; these words say so, not what a sentence must state.
-_ASKS_OF_EACH = re.compile(r"\b(?:each|both|respectively)\b|分别|各自", re.I)
 # "What base models do T2I-R1 and REO-RL fine-tune?": papers named side by side, joined by "and" (or a
 # comma, "&", 和, 与), are asked the same question, as "each" would say.
 _JOINED = r"(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*|\s*(?:和|与|以及|及)\s*)"
-# With a paper named, its plural nouns are its own ("SnapViT's pruned models", "the methods RoboRefer
-# compares"; "RoboRefer 用了哪些数据集"): only a word for papers asks for other papers beside it
-# ("Which papers study X, such as LTI systems?"). Chinese nouns have no plural: 论文 is one paper after
-# "this / that / which / one (article)" (这篇论文, 该论文, 哪篇论文, 一篇论文: _ONE_PAPER_ZH below) and
-# after a name ("VideoHallu 论文指出", "the VideoHallu paper points out"), papers otherwise. "Works" and
-# "studies" are papers after a word that counts or picks them ("which works", "both studies");
-# elsewhere they may be verbs ("X works on").
-_ASKS_FOR_PAPERS = re.compile(r"\b(?:papers|articles)\b|\b(?:which|these|those|both|two|three|several|other)\s+"
-                              r"(?:works|studies)\b|(?<!这)(?<!那)(?<!该)(?<!此)(?<!本)(?<![A-Za-z0-9)\]])"
-                              r"(?<![A-Za-z0-9)\]] )论文", re.I)
-# "这篇论文" ("this paper"), "哪篇论文" ("which paper"): one paper. In a question naming no paper, so is
-# "那篇让人形机器人模仿功夫的论文" ("that paper making a humanoid imitate kung fu"), however long the
-# description between the counted 篇 and 论文 (within one clause); with a paper named, such a paper is
-# another one ("ε-DPO 和那篇把奖励拆开的论文", "ε-DPO and that paper splitting the reward").
-_ONE_PAPER_ZH = re.compile(r"[这那该此本哪一]篇论文")
-_ONE_DESCRIBED_PAPER_ZH = re.compile(r"[这那该此本哪一]篇[^，。？！；,.?!;]*?论文")
-_POINTS_AT_PAPERS = re.compile(r"\b(?:two|three|both|these|those)\s+(?:[\w-]+\s+){0,2}?(?:papers|articles|works|studies)\b",
-                               re.I)
 # "What is proposed ...?", "Which method does X introduce?", "Which paper ...?": asks for the
 # paper's own proposal.
 _ASKS_PROPOSED = re.compile(r"\b(?:propos|introduc)\w*|\bwhich\s+(?:paper|papers|work|works)\b|提出|哪篇|哪些论文", re.I)
@@ -103,12 +63,6 @@ class OfflineResult:
 def _refuse(reason: str = "", evidence: float = 0.0) -> OfflineResult:
     return OfflineResult(f"{REFUSAL} {reason}".strip(), [], True, evidence)
 
-
-def asks_for_several(question: str, *, names_paper: bool) -> bool:
-    """Whether the question asks for several papers ("Which papers ...?", "哪些 ...?", "Compare ..."),
-    so that its answer may quote each paper nearly as good as the best, not one paper."""
-    text = (_ONE_PAPER_ZH if names_paper else _ONE_DESCRIBED_PAPER_ZH).sub(" ", question)
-    return bool(_ASKS_FOR_PAPERS.search(text) or not names_paper and _ASKS_FOR_SEVERAL.search(text))
 
 
 def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
@@ -140,10 +94,6 @@ def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
 _PRONOUN_BACK = re.compile(r"\b(?:its|their|they|it)\b", re.I)
 
 
-def _written(name: str) -> re.Pattern[str]:
-    """A name written as a whole word, in any case ("GP" is not written in "GPU")."""
-    return re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.I)
-
 
 def _part_options(part: str, options: dict, preceding: str = "", hits: Sequence[Hit] = ()) -> dict:
     """The options a part of a question is answered with: a part writing some of the papers' names the
@@ -152,27 +102,27 @@ def _part_options(part: str, options: dict, preceding: str = "", hits: Sequence[
     and one pointing back with a pronoun ("... and what is their GRPO variant called?") about the papers
     named before it (in `preceding`, the question's text before the part)."""
     named = options.get("named") or {}
-    written = {n for n in named if _written(n).search(part)}
-    own = {d for n in written for d in named[n]}
+    names_here = {n for n in named if written(n).search(part)}
+    own = {d for n in names_here for d in named[n]}
     if named and not own and not _PRONOUN_BACK.search(part):
         # "What does LTS-P's sample complexity scale with, and what does the single-timescale actor-critic
         # analysis give?": a part writing no name, and no pronoun pointing back, that uses another paper's
         # label words asks about that paper (as a question doing so alone would).
         t = options.get("thresholds") or OfflineSettings()
         other = named_by_label(content_terms(part), list(hits), t.label_share, framing=QUESTION_WORDS)
-        if other and not {d for docs in other.values() for d in docs} & {d for docs in named.values() for d in docs}:
+        if other and not doc_ids(other) & doc_ids(named):
             return {**options, "named": other}
         # So does one describing another paper ("..., and on which robot is the kungfu imitation paper deployed?")
         if not other and options.get("similarity") is not None and not is_chinese(part):
             other = described_apart(part, list(hits), named, options["similarity"])
             if other:
                 return {**options, "named": other}
-    if not own or own >= {d for docs in named.values() for d in docs}:
+    if not own or own >= doc_ids(named):
         return options
     # (named before the part: in "X: what model do they build on, and what is their CoT variant?", the first
     # part's "they" is X, which it writes, not CoT, named after it)
     before = {n: docs for n, docs in named.items()
-              if n not in written and _written(n).search(preceding)}
+              if n not in names_here and written(n).search(preceding)}
     if before and _PRONOUN_BACK.search(part):
         # "t2i-r1 base model? and what is their GRPO variant called": "their" is the paper the question
         # named before; the name this part writes is a detail of it (among thousands of papers, "GRPO" names
@@ -235,70 +185,11 @@ def _compose_one(
     if not hits:
         return _refuse()
     crosslingual = is_chinese(question)
-    # In an English question a second name may be the detail asked about (its words are then focus
-    # words); a Chinese question's Latin-script words are not scored as words, only by meaning.
-    named = without_examples(named or {}, question)
-    if any(len(docs) > 1 for docs in named.values()):
-        named = as_spelled(named, texts_of(hits, passages))
-    if not crosslingual:
-        named = paper_names(named, hits)
-    else:  # a paper no name names may be named by its label quoted whole (in English: `named_by_label` below)
-        known = {d for docs in named.values() for d in docs}
-        named = {**{k: v for k, v in quoted_labels(question, hits, quoted or {}).items() if known.isdisjoint(v)}, **named}
-        # or by its label's words, some in Latin script and the rest in Chinese ("proxy target 框架")
-        named = named or named_by_label_zh(question, hits, framing=QUESTION_WORDS)
-    # "the proxy target framework", "the global convergence proof for single-timescale actor-critic":
-    # a paper named by the words of its label or title is named as surely as by a name, and is
-    # answered from alone; those words stay focus words (they also say what the question asks about).
-    # (Not "Which paper ...?": its description is what the asker knows of a paper they cannot name,
-    # so a title sharing its words is a candidate among the hits, not the paper named.)
-    described = (not named and not crosslingual and t.label_share <= 1 and not _ASKS_WHICH_PAPER.search(question)
-                 and not _ASKS_WHICH_DOES.search(question))
-    named = named or (named_by_label(terms, hits, t.label_share, framing=QUESTION_WORDS) if described else {})
-    described = described and bool(named)
-    from_descriptions = False
-    # A comparison, or a question asked of each paper (not in one paper's part of one).
-    of_each = not crosslingual and t.label_share <= 1 and not one_of \
-        and bool(any(x in COMPARISON_TERMS for x in terms) or _ASKS_OF_EACH.search(question))
-    by_name = len(papers_named(named))  # (papers named by their names, not by their labels' words)
-    if named and not described and of_each:
-        # "Compare BraVE and the value-based framework for continuous control", "LTS-P and the paper on
-        # the value of stochastic predictions ... What does each consider?": one paper by its name, the
-        # other by its label's words; both are the papers compared, or asked about each.
-        # (Not in one paper's part of such a question: the part is that paper's alone, though the
-        # other's label words remain in its text.)
-        named = {**named_by_label(terms, hits, min(t.label_share, t.compare_label_share), framing=QUESTION_WORDS), **named}
-        # A paper described beside the one named, when no label's words already name a further paper.
-        if len(papers_named(named)) == 1 and by_paper and similarity is not None:
-            named = {**named, **described_other(question, hits, named, similarity)}
-    if named and not described and not crosslingual and not one_of and by_paper and similarity is not None \
-            and len(papers_named(named)) == by_name >= 2:
-        # A paper described in a list of two or more named ("ArrowRL, RoboRefer and the tactile manipulation
-        # work each ...", "name the benchmarks of X, Y and the tactile sensing paper") is one more paper asked
-        # about, whether or not the question says "each".
-        named = {**named, **{d: docs for d, docs in described_other(question, hits, named, similarity).items()
-                             if listed_after_name(question, d, named)}}
-    if not named and of_each and by_paper and similarity is not None:
-        # "For the tactile-sensing RL paper and the time-reversal symmetry paper, which benchmark does each
-        # use?": two papers described, none named; each is the retrieved abstract closest to its description.
-        named = described_papers(question, hits, similarity)
-        from_descriptions = bool(named)
-    elif described and of_each and by_paper and similarity is not None:
-        # So too when one description uses a paper's label words ("the spiking-network proxy target paper and
-        # the actor-free value-based continuous control paper ... what does each introduce?"): the paper
-        # the label names must be among those the descriptions pick, or the label alone is kept.
-        guessed = described_papers(question, hits, similarity)
-        if len(papers_named(guessed)) >= 2 and \
-                {d for docs in named.values() for d in docs} <= {d for docs in guessed.values() for d in docs}:
-            named, described, from_descriptions = guessed, False, True
-    # (A Chinese question keeps its detail names in `named`, they are words its answer must state; the
-    # papers it is answered from are those its paper's own name picks: "SPOT 用的是哪个 MILP 求解器？"
-    # is not answered from another abstract mentioning MILP.)
-    wanted = {d for docs in (paper_names(named, hits) if crosslingual else named).values() for d in docs}
-    # "Two value-based papers avoid ...: X and Y. How does each ...?": with two papers named, a word
-    # counting or pointing at papers refers to them (also in one paper's part of it); it asks for no others.
-    pointed = _POINTS_AT_PAPERS.sub(" ", question) if len(papers_named(named)) >= 2 or one_of else question
-    many = asks_for_several(pointed, names_paper=bool(wanted))
+    # Which papers it asks about, named or described, and whether it asks for several.
+    papers_asked = asked_papers(question, hits, terms, named=named, quoted=quoted, passages=passages,
+                                similarity=similarity, one_of=one_of, by_paper=by_paper, t=t)
+    named, wanted, many = papers_asked.named, papers_asked.wanted, papers_asked.many
+    described, from_descriptions = papers_asked.described, papers_asked.from_descriptions
     if unknown_names and named and not many and not labelling(named, hits):
         # "How many GPU hours did FLOWER need?": the names the corpus knows ("GPU") are details, none
         # is a paper's own name, so the name it does not know is the paper asked about.
@@ -325,7 +216,7 @@ def _compose_one(
     # In a Chinese question a name that is not the paper's own ("T2I-R1 在 T2I-CompBench 上提升了多少？")
     # is the detail asked about, as in an English one: a word the answer must state.
     detail_names = [n for n in named if n not in paper_names(named, hits)] if crosslingual else []
-    name_terms = (set() if many or _ASKS_WHICH_PAPER.search(question) or described
+    name_terms = (set() if many or ASKS_WHICH_PAPER.search(question) or described
                   else {x for n in named if n not in detail_names for x in tokenize(n, compounds=True)})
     focus = [x for x in terms if x not in name_terms and not CJK.match(x)]
     # "Compare X and Y": with two or more papers named, the comparison words are no focus. With no other
@@ -345,7 +236,7 @@ def _compose_one(
     if comparing or one_of:
         focus = [x for x in focus if x not in COMPARISON_TERMS and not (one_of and x in EACH_TERMS)]
     papers = papers_named(named)
-    asks_each = asks_to_compare or bool(_ASKS_OF_EACH.search(question))
+    asks_each = asks_to_compare or bool(ASKS_OF_EACH.search(question))
     if by_paper and len(papers) >= 2 and not many and (focus or gloss_terms) \
             and (asks_each or _side_by_side(question, papers)):
         # "Compare X and Y: what kind of action space does each one target?" asks one question of each
@@ -353,40 +244,10 @@ def _compose_one(
         # words of what is asked, not diluted by the other paper's words and by "each", "compare".
         options = dict(similarity=similarity, passages=passages, thresholds=t, second_similarity=second_similarity,
                        closeness=closeness, word_vectors=word_vectors)
-        if not asks_each:
-            # Papers named side by side, with no word saying "each": an answer judged whole that quotes
-            # every one of them answers it; one that leaves a paper out is answered paper by paper.
-            whole = _compose_one(question, hits, named=named, unknown_names=unknown_names, by_paper=False, **options)
-            quoted_docs = {hits[i].doc_id for i in whole.cited}
-            if not whole.refused and all(quoted_docs & set(named[names[0]]) for names in papers):
-                return whole
-        asked = without_paper_count(question, len(papers))
-        def part(names: list[str], bar: OfflineSettings) -> OfflineResult:
-            return _compose_one(_without_names(asked, {n: d for n, d in named.items() if n not in names}), hits,
-                                named={n: named[n] for n in names}, one_of=True, by_paper=False,
-                                **{**options, "thresholds": bar})
-        parts = [part(names, t) for names in papers]
-        answered = [r for r in parts if not r.refused]
-        if t.each_evidence < t.min_evidence and (answered or all(p.coverage >= t.each_evidence for p in parts)):
-            # The question presupposes that each paper it names answers it (the asker has read them):
-            # once one paper's part is answered, or when every paper's part comes near, a refused part
-            # is quoted at a lower bar, its best sentences in the question's words (a part refused for
-            # lacking the number or name asked stays out: its evidence is cut by no_number_factor).
-            lower = t.model_copy(update={"min_evidence": t.each_evidence})
-            answered += [r for r in (part(names, lower) for names, p in zip(papers, parts)
-                                     if p.refused and p.coverage >= t.each_evidence) if not r.refused]
-        # (Papers guessed from descriptions are answered so only when each answers: a description may
-        # pick the wrong paper, and the question judged whole then quotes the papers that do answer.)
-        if answered and (not from_descriptions or len(answered) >= len(papers)):
-            # A paper whose own answer falls short may still be quoted by the question judged whole,
-            # where its sentence need only come near the other paper's ("a tree of sub-actions" beside
-            # "a decision tree").
-            whole = _compose_one(question, hits, named=named, unknown_names=unknown_names, by_paper=False, **options)
-            done = {c.hit_index for r in answered for c in r.quoted}
-            rest = [] if whole.refused else [c for c in whole.quoted if c.hit_index not in done]
-            return _together_answered(answered + [replace(whole, quoted=rest)], hits, passages)
-        if from_descriptions:  # not every described paper answers on its own: judged whole, as before the guess
-            return _compose_one(question, hits, named={}, unknown_names=unknown_names, by_paper=False, **options)
+        each = _each_paper(question, hits, named=named, papers=papers, unknown_names=unknown_names,
+                           asks_each=asks_each, from_descriptions=from_descriptions, options=options)
+        if each is not None:
+            return each
     if _asks_quantity(question):
         focus = [x for x in focus if x not in QUANTITY_WORDS] or focus
     # "What RL algorithm drives the lookahead?": a sentence naming the algorithm ("use PPO for adaptive
@@ -429,57 +290,9 @@ def _compose_one(
           alternatives=alternatives(question) if not many else None)
     if crosslingual:
         score_glosses(pool, meaning, gloss_terms, t, required=required)
-    # With the paper settled by its name, a sentence of it stating every word the question asks with
-    # (two or more) states what is asked, however far a question stripped of the name is from it in
-    # meaning ("How much larger is RefSpatial than prior datasets?": "20M QA pairs (2x prior)").
-    own_words = [x for x in focus if x not in EACH_TERMS]
-    if wanted and not crosslingual and not many and len(own_words) >= 2:
-        for c in pool:
-            if all(matches(x, c.terms) for x in own_words) and (required is None or required(c.text)):
-                c.score = max(c.score, t.min_evidence + c.meaning * t.rule_tiebreak)
-    if about_paper_only:
-        # (ranked among the named papers' hits: where other papers' hits rank says nothing of it)
-        # A question asking for a number ("Rebo: how many?") is answered only by the sentences stating one.
-        first = min(c.hit_index for c in pool)
-        counting = required is not None and (_asks_quantity(question) or asks_authors(question))
-        for c in pool:
-            if not counting or required(c.text):
-                c.score = max(c.score, t.min_evidence + c.meaning * t.rule_tiebreak - t.rank_penalty * (c.hit_index - first))
-    if wanted and _ASKS_EXPANSION.search(question):
-        for c in pool:
-            if any(re.search(rf"\(\s*\$?{re.escape(n)}\$?\s*\)", c.text) for n in named):
-                c.score = max(c.score, t.min_evidence + t.intro_bonus)
-    # A sentence of the paper named that states the asked detail in its own words answers, whatever the
-    # question's other words: "Which testbed was SoLS evaluated on?" by its sentence naming a benchmark;
-    # "Up to how many reasoning steps do the RefSpatial examples involve?" by one counting the thing asked
-    # about ("up to 5 steps"; in the one paper named only: where a name fits several, another may count it).
-    # (So is one of the paper a question describes, when its abstract stands out: "the stimulation method
-    # that fits ... -- what kind of electrode setup was it tested with?")
-    kind_named = names_asked_kind(question, named) if (wanted or allowed == [0]) and not many and not crosslingual else None
-    counts_asked = counts_asked_thing(question) if len(wanted) == 1 and not many else None
-    variant = names_variant(question) if wanted and not many else None
-    part_named = names_part(question) if wanted and not many and not crosslingual else None
-    tested = tested if kind_named is None else None
-    for states_detail in (kind_named, counts_asked, variant, part_named, tested):
-        if states_detail is not None:
-            for c in pool:
-                # (In the one paper named it reaches the bar even when ranked below another hit; where a
-                # name fits several papers, the rank still says which of them is meant.)
-                if states_detail(c.text):
-                    c.score = max(c.score, t.min_evidence + (max(c.score, 0.0) if len(wanted) == 1 else c.score)
-                                  * t.rule_tiebreak)
-    # (one paper: where a name or a label's words fit several, another may state the same number)
-    quoted = numbers_in(question) if len(wanted) == 1 and not many and not _asks_quantity(question) else set()
-    if quoted:
-        # "What does the 42% figure in X measure?" asks about a number the paper states: the sentence
-        # stating it is the one asked about, however few of the question's other words it shares, and
-        # comes first.
-        top = max((c.score for c in pool), default=0.0)
-        for c in pool:
-            if quoted & numbers_in(c.text) and (required is None or required(c.text)):
-                c.score = max(c.score, t.min_evidence, top) + c.score * t.rule_tiebreak
-    if many and wanted and not labelling(named, hits):
-        _each_naming_paper(pool, named, t)
+    raise_stating_sentences(pool, question, hits, focus=focus, named=named, wanted=wanted, many=many,
+                            crosslingual=crosslingual, required=required, tested=tested,
+                            about_paper_only=about_paper_only, allowed=allowed, t=t)
     if crosslingual and not many:
         pool = stating_quoted_term(pool, question)
     chosen = choose(pool, q_terms=focus, weights=weights, many=many, t=t)
@@ -562,6 +375,54 @@ def _compose_one(
     return OfflineResult(render(chosen, hits), cited(chosen), False, evidence, passages_shown(chosen, passages), chosen)
 
 
+def _each_paper(question: str, hits: list[Hit], *, named: dict[str, list[str]], papers: list[list[str]],
+                unknown_names: Sequence[str], asks_each: bool, from_descriptions: bool,
+                options: dict) -> OfflineResult | None:
+    """Answer a question asked of each of two or more named `papers` (each a list of one paper's names) paper
+    by paper, each part as if asked of its paper alone; None: answer it whole, as usual.
+
+    `asks_each`: a word says so ("each", "compare"); otherwise the papers are named side by side.
+    `from_descriptions`: the papers were guessed from descriptions. `options`: `_compose_one`'s.
+    """
+    t: OfflineSettings = options["thresholds"]
+    passages = options["passages"]
+    if not asks_each:
+        # Papers named side by side, with no word saying "each": an answer judged whole that quotes
+        # every one of them answers it; one that leaves a paper out is answered paper by paper.
+        whole = _compose_one(question, hits, named=named, unknown_names=unknown_names, by_paper=False, **options)
+        quoted_docs = {hits[i].doc_id for i in whole.cited}
+        if not whole.refused and all(quoted_docs & set(named[names[0]]) for names in papers):
+            return whole
+    asked = without_paper_count(question, len(papers))
+    def part(names: list[str], bar: OfflineSettings) -> OfflineResult:
+        return _compose_one(_without_names(asked, {n: d for n, d in named.items() if n not in names}), hits,
+                            named={n: named[n] for n in names}, one_of=True, by_paper=False,
+                            **{**options, "thresholds": bar})
+    parts = [part(names, t) for names in papers]
+    answered = [r for r in parts if not r.refused]
+    if t.each_evidence < t.min_evidence and (answered or all(p.coverage >= t.each_evidence for p in parts)):
+        # The question presupposes that each paper it names answers it (the asker has read them):
+        # once one paper's part is answered, or when every paper's part comes near, a refused part
+        # is quoted at a lower bar, its best sentences in the question's words (a part refused for
+        # lacking the number or name asked stays out: its evidence is cut by no_number_factor).
+        lower = t.model_copy(update={"min_evidence": t.each_evidence})
+        answered += [r for r in (part(names, lower) for names, p in zip(papers, parts)
+                                 if p.refused and p.coverage >= t.each_evidence) if not r.refused]
+    # (Papers guessed from descriptions are answered so only when each answers: a description may
+    # pick the wrong paper, and the question judged whole then quotes the papers that do answer.)
+    if answered and (not from_descriptions or len(answered) >= len(papers)):
+        # A paper whose own answer falls short may still be quoted by the question judged whole,
+        # where its sentence need only come near the other paper's ("a tree of sub-actions" beside
+        # "a decision tree").
+        whole = _compose_one(question, hits, named=named, unknown_names=unknown_names, by_paper=False, **options)
+        done = {c.hit_index for r in answered for c in r.quoted}
+        rest = [] if whole.refused else [c for c in whole.quoted if c.hit_index not in done]
+        return _together_answered(answered + [replace(whole, quoted=rest)], hits, passages)
+    if from_descriptions:  # not every described paper answers on its own: judged whole, as before the guess
+        return _compose_one(question, hits, named={}, unknown_names=unknown_names, by_paper=False, **options)
+    return None
+
+
 def _either(first: Callable[[str], bool], second: Callable[[str], bool], text: str) -> bool:
     return first(text) or second(text)
 
@@ -585,19 +446,6 @@ def _together_answered(results: list[OfflineResult], hits: list[Hit],
     return OfflineResult(render(chosen, hits), cited(chosen), False, max(r.coverage for r in results),
                          passages_shown(chosen, passages), chosen)
 
-
-def _each_naming_paper(pool: list[Candidate], named: dict[str, list[str]], t: OfflineSettings) -> None:
-    """"Which papers use the Unitree G1?": the few abstracts writing a name the question gives are the
-    papers it asks for, so each one's best sentence writing the name is kept beside the best answer
-    (its score raised to `many_keep` of the best), however little else of the question it restates."""
-    best = max((c.score for c in pool), default=0.0)
-    patterns = [_written(n) for n in named]
-    top: dict[int, Candidate] = {}
-    for c in pool:
-        if any(p.search(c.text) for p in patterns) and (c.hit_index not in top or c.score > top[c.hit_index].score):
-            top[c.hit_index] = c
-    for c in top.values():
-        c.score = max(c.score, t.many_keep * best)
 
 
 def _without_names(question: str, named: dict[str, list[str]] | None) -> str:

@@ -1,0 +1,153 @@
+"""Which papers a question asks about: the papers it names (by a name, by its label's words, by a
+description beside a name) and whether it asks for several.
+
+The first stage of the offline answer (`rag.answering.offline`): the later stages quote only the
+papers settled here.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Mapping
+
+from rag.answering.framing import COMPARISON_TERMS, QUESTION_WORDS
+from rag.answering.named import (Similarity, as_spelled, described_other, described_papers, doc_ids,
+                                 listed_after_name, named_by_label, named_by_label_zh, paper_names, papers_named,
+                                 quoted_labels, texts_of, without_examples)
+from rag.config import OfflineSettings
+from rag.index.translate import is_chinese
+from rag.types import Hit
+
+# Questions naming no paper whose answer may span papers: a word for papers ("which papers ...",
+# "Several abstracts ..."), a plural noun after a word that picks or counts them ("which methods", "two
+# approaches"), or "Compare ...". Elsewhere a plural noun, "both" or "vs" describes one paper's topic
+# ("Reward models ignore the prompt ...", "helps both sampling and fine-tuning", "accuracy-vs-length"),
+# and "Which paper studies X?" asks for one. (A word for papers in Chinese: _ASKS_FOR_PAPERS's 论文.)
+_ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|articles|abstracts)\b|\b(?:which|what|these|those|both|two|three|"
+                               r"several|other|different|various|any)\s+(?:(?!paper\b|work\b|article\b|study\b)"
+                               r"[\w-]+\s+)?(?:works|methods|approaches|studies|models)\b|\bcompare\b|哪些", re.I)
+# "Which paper ...?": the asker does not know which paper it is.
+ASKS_WHICH_PAPER = re.compile(r"\bwhich (?:paper|work|article|study)\b|哪篇", re.I)
+# "Which approach lets you prune a ViT once ...?", "Which method sets ...?": the method asked for is the
+# subject of what the question describes, so the question asks which paper it is (unlike "Which method
+# does X use?", where X is the paper).
+_ASKS_WHICH_DOES = re.compile(r"\bwhich (?:approach|method|framework|model|system|technique|algorithm)s? "
+                              r"(?!(?:does|do|did|is|are|was|were|has|have|can|could|would|will|of|in|for|on|to|"
+                              r"from|and|or)\b)[a-z]+", re.I)
+# "What does each one target?", "... both ...", "respectively": with two or more papers named, the
+# question asks the same of each of them; these words say so, not what a sentence must state.
+ASKS_OF_EACH = re.compile(r"\b(?:each|both|respectively)\b|分别|各自", re.I)
+# With a paper named, its plural nouns are its own ("SnapViT's pruned models", "the methods RoboRefer
+# compares"; "RoboRefer 用了哪些数据集"): only a word for papers asks for other papers beside it
+# ("Which papers study X, such as LTI systems?"). Chinese nouns have no plural: 论文 is one paper after
+# "this / that / which / one (article)" (这篇论文, 该论文, 哪篇论文, 一篇论文: _ONE_PAPER_ZH below) and
+# after a name ("VideoHallu 论文指出", "the VideoHallu paper points out"), papers otherwise. "Works" and
+# "studies" are papers after a word that counts or picks them ("which works", "both studies");
+# elsewhere they may be verbs ("X works on").
+_ASKS_FOR_PAPERS = re.compile(r"\b(?:papers|articles)\b|\b(?:which|these|those|both|two|three|several|other)\s+"
+                              r"(?:works|studies)\b|(?<!这)(?<!那)(?<!该)(?<!此)(?<!本)(?<![A-Za-z0-9)\]])"
+                              r"(?<![A-Za-z0-9)\]] )论文", re.I)
+# "这篇论文" ("this paper"), "哪篇论文" ("which paper"): one paper. In a question naming no paper, so is
+# "那篇让人形机器人模仿功夫的论文" ("that paper making a humanoid imitate kung fu"), however long the
+# description between the counted 篇 and 论文 (within one clause); with a paper named, such a paper is
+# another one ("ε-DPO 和那篇把奖励拆开的论文", "ε-DPO and that paper splitting the reward").
+_ONE_PAPER_ZH = re.compile(r"[这那该此本哪一]篇论文")
+_ONE_DESCRIBED_PAPER_ZH = re.compile(r"[这那该此本哪一]篇[^，。？！；,.?!;]*?论文")
+_POINTS_AT_PAPERS = re.compile(r"\b(?:two|three|both|these|those)\s+(?:[\w-]+\s+){0,2}?(?:papers|articles|works|studies)\b",
+                               re.I)
+
+
+@dataclass(frozen=True)
+class AskedPapers:
+    """The papers a question asks about, as `asked_papers` settles them."""
+
+    named: dict[str, list[str]]  # a name (or label, or description) -> the doc ids it names
+    wanted: set[str]  # the doc ids an answer quotes (empty: it names none, any retrieved paper may answer)
+    described: bool  # named by the words of a label or title, not by a name
+    from_descriptions: bool  # guessed from descriptions of two or more papers
+    many: bool  # asks for several papers (`asks_for_several`)
+
+
+def asks_for_several(question: str, *, names_paper: bool) -> bool:
+    """Whether the question asks for several papers ("Which papers ...?", "哪些 ...?", "Compare ..."),
+    so that its answer may quote each paper nearly as good as the best, not one paper."""
+    text = (_ONE_PAPER_ZH if names_paper else _ONE_DESCRIBED_PAPER_ZH).sub(" ", question)
+    return bool(_ASKS_FOR_PAPERS.search(text) or not names_paper and _ASKS_FOR_SEVERAL.search(text))
+
+
+def asked_papers(question: str, hits: list[Hit], terms: list[str], *, named: dict[str, list[str]],
+                 quoted: Mapping[str, list[str]] | None, passages: dict[int, list[tuple[str, str]]] | None,
+                 similarity: Similarity | None, one_of: bool, by_paper: bool, t: OfflineSettings) -> AskedPapers:
+    """Settle which papers the question asks about, from the names retrieval found in it (`named`: name ->
+    doc ids), the labels or titles it quotes whole (`quoted`) and its content `terms`.
+
+    `one_of`: the question is one paper's part of a question asked of each paper it names; `by_paper`:
+    the question may still be divided so. `similarity` (sentence texts, question -> cosines) finds the
+    paper a description fits.
+    """
+    crosslingual = is_chinese(question)
+    # In an English question a second name may be the detail asked about (its words are then focus
+    # words); a Chinese question's Latin-script words are not scored as words, only by meaning.
+    named = without_examples(named or {}, question)
+    if any(len(docs) > 1 for docs in named.values()):
+        named = as_spelled(named, texts_of(hits, passages))
+    if not crosslingual:
+        named = paper_names(named, hits)
+    else:  # a paper no name names may be named by its label quoted whole (in English: `named_by_label` below)
+        known = doc_ids(named)
+        named = {**{k: v for k, v in quoted_labels(question, hits, quoted or {}).items() if known.isdisjoint(v)}, **named}
+        # or by its label's words, some in Latin script and the rest in Chinese ("proxy target 框架")
+        named = named or named_by_label_zh(question, hits, framing=QUESTION_WORDS)
+    # "the proxy target framework", "the global convergence proof for single-timescale actor-critic":
+    # a paper named by the words of its label or title is named as surely as by a name, and is
+    # answered from alone; those words stay focus words (they also say what the question asks about).
+    # (Not "Which paper ...?": its description is what the asker knows of a paper they cannot name,
+    # so a title sharing its words is a candidate among the hits, not the paper named.)
+    described = (not named and not crosslingual and t.label_share <= 1 and not ASKS_WHICH_PAPER.search(question)
+                 and not _ASKS_WHICH_DOES.search(question))
+    named = named or (named_by_label(terms, hits, t.label_share, framing=QUESTION_WORDS) if described else {})
+    described = described and bool(named)
+    from_descriptions = False
+    # A comparison, or a question asked of each paper (not in one paper's part of one).
+    of_each = not crosslingual and t.label_share <= 1 and not one_of \
+        and bool(any(x in COMPARISON_TERMS for x in terms) or ASKS_OF_EACH.search(question))
+    by_name = len(papers_named(named))  # (papers named by their names, not by their labels' words)
+    if named and not described and of_each:
+        # "Compare BraVE and the value-based framework for continuous control", "LTS-P and the paper on
+        # the value of stochastic predictions ... What does each consider?": one paper by its name, the
+        # other by its label's words; both are the papers compared, or asked about each.
+        # (Not in one paper's part of such a question: the part is that paper's alone, though the
+        # other's label words remain in its text.)
+        named = {**named_by_label(terms, hits, min(t.label_share, t.compare_label_share), framing=QUESTION_WORDS), **named}
+        # A paper described beside the one named, when no label's words already name a further paper.
+        if len(papers_named(named)) == 1 and by_paper and similarity is not None:
+            named = {**named, **described_other(question, hits, named, similarity)}
+    if named and not described and not crosslingual and not one_of and by_paper and similarity is not None \
+            and len(papers_named(named)) == by_name >= 2:
+        # A paper described in a list of two or more named ("ArrowRL, RoboRefer and the tactile manipulation
+        # work each ...", "name the benchmarks of X, Y and the tactile sensing paper") is one more paper asked
+        # about, whether or not the question says "each".
+        named = {**named, **{d: docs for d, docs in described_other(question, hits, named, similarity).items()
+                             if listed_after_name(question, d, named)}}
+    if not named and of_each and by_paper and similarity is not None:
+        # "For the tactile-sensing RL paper and the time-reversal symmetry paper, which benchmark does each
+        # use?": two papers described, none named; each is the retrieved abstract closest to its description.
+        named = described_papers(question, hits, similarity)
+        from_descriptions = bool(named)
+    elif described and of_each and by_paper and similarity is not None:
+        # So too when one description uses a paper's label words ("the spiking-network proxy target paper and
+        # the actor-free value-based continuous control paper ... what does each introduce?"): the paper
+        # the label names must be among those the descriptions pick, or the label alone is kept.
+        guessed = described_papers(question, hits, similarity)
+        if len(papers_named(guessed)) >= 2 and \
+                doc_ids(named) <= doc_ids(guessed):
+            named, described, from_descriptions = guessed, False, True
+    # (A Chinese question keeps its detail names in `named`, they are words its answer must state; the
+    # papers it is answered from are those its paper's own name picks: "SPOT 用的是哪个 MILP 求解器？"
+    # is not answered from another abstract mentioning MILP.)
+    wanted = doc_ids(paper_names(named, hits) if crosslingual else named)
+    # "Two value-based papers avoid ...: X and Y. How does each ...?": with two papers named, a word
+    # counting or pointing at papers refers to them (also in one paper's part of it); it asks for no others.
+    pointed = _POINTS_AT_PAPERS.sub(" ", question) if len(papers_named(named)) >= 2 or one_of else question
+    many = asks_for_several(pointed, names_paper=bool(wanted))
+    return AskedPapers(named, wanted, described, from_descriptions, many)
