@@ -2079,3 +2079,14 @@ def test_what_a_variant_is_called_is_answered_by_a_name_built_on_the_name_asked_
     res = compose("What's Spot's GRPO variant called?", [spot], named={"Spot": ["spot"], "GRPO": ["spot"]},
                   similarity=lambda t, q: np.full(len(t), 0.3))
     assert not res.refused and "BiCoT-GRPO" in res.text
+
+
+@pytest.mark.parametrize("question", ["Could you tell me what Alpha does?", "Do you know what Alpha is about?",
+                                      "Could we know what Alpha does?"])
+def test_a_pronoun_addressing_the_reader_or_the_asker_is_no_word_to_state(question):
+    # "you", "we": no sentence of Alpha's writes them, and every one would match "we propose"; the
+    # request asks what Alpha is, answered by its own sentences as "What does Alpha do?" is.
+    res = compose(question, HITS, named={"Alpha": ["alpha"]}, similarity=lambda t, q: np.full(len(t), 0.84))
+    assert not res.refused and res.cited == [0], question
+    from rag.answering.framing import content_terms
+    assert content_terms(question) == ["alpha"], question  # the name, which only says which paper

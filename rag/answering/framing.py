@@ -34,6 +34,12 @@ QUESTION_WORDS = set(tokenize(
     "try tries tried trying attempt attempts attempted attempting "
     # "I remember a paper that ...": the asker's memory of a paper, not its topic.
     "remember remembered "
+    # "Could you tell me ...?", "What do we gain from X?", "which of them ...?": a pronoun addresses the
+    # reader, speaks for the asker or points back; it is never what a sentence must state (BM25's short
+    # stop list keeps these words, and "we" would match every "we propose").
+    "you your yours i my we our us them its he she his her him "
+    # "Do you know which ...?", "I wonder whether ...": the asker's request, as "tell me" is.
+    "know wonder wondering "
     # "What does X say it avoids?", "What property does X claim?": what the abstract says is what it
     # states, in any words; abstracts seldom write "say" or "claim" themselves.
     "say says said claim claims claimed "
