@@ -3,6 +3,11 @@
 No model writes text here: every sentence of the answer is a sentence of a retrieved
 abstract, followed by the `[n]` marker of the source it came from. When the evidence does
 not cover the question, the answer is the fixed refusal sentence with no citations.
+
+`_compose_one` runs the stages in order: which papers the question asks about
+(`asked_papers`), its focus words, a question asked of each named paper answered paper by paper
+(`_each_paper`), every sentence's evidence score (`scoring.score`, then
+`details.raise_stating_sentences`), and the choice of sentences with the refusal decision.
 """
 from __future__ import annotations
 
