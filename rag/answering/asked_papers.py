@@ -139,8 +139,7 @@ def asked_papers(question: str, hits: list[Hit], terms: list[str], *, named: dic
         # the actor-free value-based continuous control paper ... what does each introduce?"): the paper
         # the label names must be among those the descriptions pick, or the label alone is kept.
         guessed = described_papers(question, hits, similarity)
-        if len(papers_named(guessed)) >= 2 and \
-                doc_ids(named) <= doc_ids(guessed):
+        if len(papers_named(guessed)) >= 2 and doc_ids(named) <= doc_ids(guessed):
             named, described, from_descriptions = guessed, False, True
     # (A Chinese question keeps its detail names in `named`, they are words its answer must state; the
     # papers it is answered from are those its paper's own name picks: "SPOT 用的是哪个 MILP 求解器？"

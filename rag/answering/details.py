@@ -14,7 +14,7 @@ from rag.answering.asked import asks_authors, names_asked_kind, names_part, name
 from rag.answering.candidates import Candidate, matches
 from rag.answering.framing import EACH_TERMS
 from rag.answering.named import labelling, written
-from rag.answering.quantity import asks_quantity as _asks_quantity, counts_asked_thing, numbers_in
+from rag.answering.quantity import asks_quantity, counts_asked_thing, numbers_in
 from rag.config import OfflineSettings
 from rag.types import Hit
 
@@ -44,7 +44,7 @@ def raise_stating_sentences(pool: list[Candidate], question: str, hits: list[Hit
         # (ranked among the named papers' hits: where other papers' hits rank says nothing of it)
         # A question asking for a number ("Rebo: how many?") is answered only by the sentences stating one.
         first = min(c.hit_index for c in pool)
-        counting = required is not None and (_asks_quantity(question) or asks_authors(question))
+        counting = required is not None and (asks_quantity(question) or asks_authors(question))
         for c in pool:
             if not counting or required(c.text):
                 c.score = max(c.score, t.min_evidence + c.meaning * t.rule_tiebreak - t.rank_penalty * (c.hit_index - first))
@@ -72,7 +72,7 @@ def raise_stating_sentences(pool: list[Candidate], question: str, hits: list[Hit
                     c.score = max(c.score, t.min_evidence + (max(c.score, 0.0) if len(wanted) == 1 else c.score)
                                   * t.rule_tiebreak)
     # (one paper: where a name or a label's words fit several, another may state the same number)
-    quoted = numbers_in(question) if len(wanted) == 1 and not many and not _asks_quantity(question) else set()
+    quoted = numbers_in(question) if len(wanted) == 1 and not many and not asks_quantity(question) else set()
     if quoted:
         # "What does the 42% figure in X measure?" asks about a number the paper states: the sentence
         # stating it is the one asked about, however few of the question's other words it shares, and

@@ -14,7 +14,7 @@ import numpy as np
 
 from rag.answering.asked import TERM_ACRONYM
 from rag.index.lexical import tokenize
-from rag.index.names import title_key
+from rag.index.names import doc_ids, title_key
 from rag.index.translate import english_query
 from rag.types import Hit
 
@@ -88,11 +88,6 @@ def papers_named(named: dict[str, list[str]]) -> list[list[str]]:
     for name, docs in named.items():
         groups.setdefault(frozenset(docs), []).append(name)
     return list(groups.values())
-
-
-def doc_ids(named: Mapping[str, list[str]]) -> set[str]:
-    """The doc ids of the papers these names (name -> doc ids) name."""
-    return {d for docs in named.values() for d in docs}
 
 
 def written(name: str) -> re.Pattern[str]:

@@ -69,7 +69,6 @@ def _refuse(reason: str = "", evidence: float = 0.0) -> OfflineResult:
     return OfflineResult(f"{REFUSAL} {reason}".strip(), [], True, evidence)
 
 
-
 def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
     """Answer from hits by sentence extraction, or refuse (see `_compose_one` for the options).
 
@@ -97,7 +96,6 @@ def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
 
 # A pronoun pointing back at the paper a question named before ("its", "their", "they", "it").
 _PRONOUN_BACK = re.compile(r"\b(?:its|their|they|it)\b", re.I)
-
 
 
 def _part_options(part: str, options: dict, preceding: str = "", hits: Sequence[Hit] = ()) -> dict:
@@ -450,7 +448,6 @@ def _together_answered(results: list[OfflineResult], hits: list[Hit],
     chosen = in_source_order(list(seen.values()))
     return OfflineResult(render(chosen, hits), cited(chosen), False, max(r.coverage for r in results),
                          passages_shown(chosen, passages), chosen)
-
 
 
 def _without_names(question: str, named: dict[str, list[str]] | None) -> str:

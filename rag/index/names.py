@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 NAMES_FILE = "names.json"
 _EDGE_BEFORE = r"(?<![A-Za-z0-9_\-])"
@@ -111,6 +111,11 @@ TITLE_WORDS = 3
 
 # Two capitalised words in a row ("Proxy Target"), each found at every position (overlapping pairs).
 _TITLE_PAIR = re.compile(r"\b(?=([A-Z][a-z]+)\s+([A-Z][a-z]+)\b)")
+
+
+def doc_ids(named: Mapping[str, list[str]]) -> set[str]:
+    """The doc ids of the papers these names (name -> doc ids, as `NameIndex.lookup` returns) name."""
+    return {d for docs in named.values() for d in docs}
 
 
 def title_key(text: str) -> str:

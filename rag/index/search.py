@@ -19,7 +19,7 @@ from rag.index.chunk import doc_of
 from rag.index.embedders import Embedder
 from rag.index.filters import Where
 from rag.index.lexical import LexicalIndex
-from rag.index.names import NameIndex
+from rag.index.names import NameIndex, doc_ids
 from rag.index.sentences import SentenceIndex
 from rag.index.translate import english_query, is_chinese
 from rag.index.records import StoredChunk
@@ -216,10 +216,9 @@ def hybrid_search(query: str, k: int, *, settings: Settings, store: Store, lexic
     rankings.append([bm25[0][0]] if distinct else [])
     weights.append(settings.distinct_lexical_weight)
     named, unknown = names.lookup(query) if names is not None else ({}, [])
-    wanted = {d for docs in named.values() for d in docs}
     # A label or title the question quotes whole names its paper too (the answerer finds it among the hits).
     quoted = names.quoted_titles(query) if names is not None else {}
-    wanted |= {d for docs in quoted.values() for d in docs}
+    wanted = doc_ids(named) | doc_ids(quoted)
     # Only the chunks that become hits are read from Chroma (fetching every candidate of five
     # rankings, ~150 ids, cost 25-40 ms a question at 5,000 abstracts). A chunk deleted since the
     # BM25 or vector files were built is dropped from every ranking and fusion runs again.
