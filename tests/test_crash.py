@@ -90,6 +90,42 @@ def test_sigkilled_ingest_then_rerun_holds_every_document_once(tmp_path, corpus_
     assert again.chunks_embedded == 0 and again.added == 0
 
 
+# Children that open a new store at the same moment: each imports chromadb, says it is ready,
+# then waits for the `go` file, so their opens overlap (imports alone spread them over seconds).
+OPENER = textwrap.dedent(
+    """
+    import os, sys, time
+    import chromadb
+    from rag.config import Settings
+    from rag.index.store import Store
+
+    go = sys.argv[2]
+    open(go + "." + str(os.getpid()), "w").close()
+    while not os.path.exists(go):
+        time.sleep(0.005)
+    Store(Settings(data_dir=sys.argv[1], index_dir=sys.argv[1]), create=True)
+    """
+)
+
+
+def test_processes_opening_a_new_index_at_once_all_succeed(tmp_path):
+    # chromadb creates its tables when a client opens; unserialized, one of two simultaneous
+    # openers failed ("table collections already exists", "database is locked"). That made
+    # `rag ingest` fail when a second one started while the first was creating the index.
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for trial in range(5):
+        folder, go = tmp_path / f"index{trial}", tmp_path / f"go{trial}"
+        children = [subprocess.Popen([sys.executable, "-c", OPENER, str(folder), str(go)], env=env,
+                                     stderr=subprocess.PIPE, text=True) for _ in range(4)]
+        deadline = time.monotonic() + 120
+        while len(list(tmp_path.glob(f"go{trial}.*"))) < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        go.touch()
+        errors = [c.communicate(timeout=120)[1] for c in children]
+        assert [c.returncode for c in children] == [0] * 4, "\n".join(errors)
+        assert len(Store(Settings(data_dir=str(folder), index_dir=str(folder))).documents()) == 0
+
+
 def test_two_ingests_at_once_are_serialized(tmp_path, corpus_dir):
     index = tmp_path / "index"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RAG_INDEX_DIR": str(index), "RAG_DATA_DIR": str(corpus_dir)}

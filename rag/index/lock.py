@@ -1,4 +1,4 @@
-"""The ingest lock: one writer per index folder; readers never take it."""
+"""The index folder's locks: one ingest at a time (`ingest_lock`), one Chroma opener at a time (`open_lock`)."""
 from __future__ import annotations
 
 import errno
@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from rag.errors import BusyError, IndexError_
-from rag.index.paths import IndexPaths, make_dir, read_only_error
+from rag.index.paths import OPEN_LOCK_FILE, IndexPaths, make_dir, read_only_error
 
 
 @contextmanager
@@ -34,6 +34,33 @@ def ingest_lock(paths: IndexPaths, *, wait: bool = True) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_EX)
         fh.write(str(os.getpid()))
         fh.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@contextmanager
+def open_lock(paths: IndexPaths, *, create: bool = False) -> Iterator[None]:
+    """Hold an exclusive lock while opening the folder's Chroma store, when the folder may be written.
+
+    chromadb's embedded client creates its tables (migrations) on open; two processes opening a new
+    store at once both try, and one fails ("table collections already exists", "database is
+    locked"). The lock lasts only while a client opens, so readers wait a moment at most. A folder
+    this process may not write holds no lock file: its store is read through a private copy, which
+    no other process opens. `create` makes the folder first; otherwise a missing folder is left
+    missing (the opener then reports that there is no index).
+    """
+    if create:
+        paths.check_root()
+        make_dir(paths.root)
+    try:
+        fh = open(paths.root / OPEN_LOCK_FILE, "w")
+    except OSError:
+        yield
+        return
+    with fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
         finally:

@@ -10,6 +10,7 @@ from rag.errors import IndexError_
 
 CACHE_FILE = "embed_cache.sqlite"
 LOCK_FILE = "ingest.lock"
+OPEN_LOCK_FILE = "open.lock"  # held while a process opens the Chroma store (its tables are created on open)
 SOURCES_FILE = "sources.json"
 READ_ONLY_HINT = ("questions still work; to change it, run `rag ingest` as its owner, or copy the folder "
                   "somewhere writable and set RAG_INDEX_DIR to the copy")

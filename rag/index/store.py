@@ -7,6 +7,7 @@ and decoded here only: callers get `StoredChunk` / `StoredDocument` records.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import shutil
@@ -23,6 +24,7 @@ from rag.config import Settings
 from rag.errors import IndexError_, UsageError
 from rag.index.chunk import doc_of
 from rag.index.filters import Where, fold, venue_key, year_number
+from rag.index.lock import open_lock
 from rag.index.paths import IndexPaths, make_dir, read_only_error
 from rag.index.records import StoredChunk, StoredDocument
 from rag.types import Chunk, Document
@@ -276,23 +278,24 @@ class Store:
                 and not self.paths.writable()):
             self._open_copy()
             return
-        self.client = _client(settings, self.paths, create=create, copy=self.copy)
-        if create:
-            self.collection = self.client.get_or_create_collection(
-                self.name,
-                embedding_function=None,
-                configuration={"hnsw": {"space": "cosine", "ef_search": settings.ef_search}},
-                metadata={"embed_model": settings.embed_model, "index_key": settings.index_key()},
-            )
-            self._apply_ef_search()
-        else:
-            try:
-                self.collection = self.client.get_collection(self.name, embedding_function=None)
-            except Exception as e:  # chromadb raises NotFoundError / ValueError by version
-                others = [c.name for c in self.client.list_collections()]
-                hint = "run `rag ingest`" if not others else "run `rag ingest --rebuild` (settings changed)"
-                raise IndexError_(f"no index for the current settings ({self.name}): {type(e).__name__}",
-                                  hint=hint) from None
+        local = not settings.chroma_url and self.copy is None  # a private copy has no other opener
+        with open_lock(self.paths, create=create) if local else contextlib.nullcontext():
+            self.client = _client(settings, self.paths, create=create, copy=self.copy)
+            if create:
+                self.collection = self.client.get_or_create_collection(
+                    self.name,
+                    embedding_function=None,
+                    configuration={"hnsw": {"space": "cosine", "ef_search": settings.ef_search}},
+                    metadata={"embed_model": settings.embed_model, "index_key": settings.index_key()},
+                )
+            else:
+                try:
+                    self.collection = self.client.get_collection(self.name, embedding_function=None)
+                except Exception as e:  # chromadb raises NotFoundError / ValueError by version
+                    others = [c.name for c in self.client.list_collections()]
+                    hint = "run `rag ingest`" if not others else "run `rag ingest --rebuild` (settings changed)"
+                    raise IndexError_(f"no index for the current settings ({self.name}): {type(e).__name__}",
+                                      hint=hint) from None
             self._apply_ef_search()
 
     def _apply_ef_search(self) -> None:
