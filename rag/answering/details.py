@@ -18,8 +18,9 @@ from rag.answering.quantity import asks_quantity, counts_asked_thing, numbers_in
 from rag.config import OfflineSettings
 from rag.types import Hit
 
-# "What does SoLS stand for?": answered by the sentence spelling the name out, "... (SoLS)".
-_ASKS_EXPANSION = re.compile(r"\bstands? for\b|\bfull name\b|\bspelled out\b|全称|代表什么", re.I)
+# "What does SoLS stand for?", "STR short for?": answered by the sentence spelling the name out, "... (SoLS)".
+_ASKS_EXPANSION = re.compile(r"\bstands? for\b|\bshort for\b|\b(?:acronym|abbreviation)s?\b|\bfull name\b"
+                             r"|\bspelled out\b|全称|代表什么|缩写", re.I)
 
 
 def raise_stating_sentences(pool: list[Candidate], question: str, hits: list[Hit], *, focus: list[str],

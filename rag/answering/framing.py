@@ -51,6 +51,8 @@ QUESTION_WORDS = set(tokenize(
     # question's verb says nothing about which sentence answers it. Nouns ("the experiments") stay:
     # abstracts name their experiments with them.
     "evaluate evaluated evaluates tested assess assessed measure measures measured "
+    # ("eval", "evals": the abbreviation a terse question writes for them)
+    "eval evals "
     # ("validated with what technique?": validating a method is testing it, "we tested X using ...")
     "validate validates validated "
     # ("which papers run their method on a G1?": running it is testing or deploying it, "deployed on the G1")
@@ -119,7 +121,9 @@ ACCOUNT_REQUEST = re.compile(r"^\W*(?:please\W+)?(?:(?:summari[sz]e|outline)\b|(
 # - "Which two tasks ...?", "What three parts ...?": the number counts the answers asked for; a sentence
 #   listing them ("in ball bouncing and Baoding ball rotation") rarely writes it.
 # - "Did its agents end up beating ...?": "end up" only says the outcome is asked for, as "did" does.
-FRAMING_PHRASES = re.compile(r"\b(which|what)\s+(?:two|three|four|five|six)\b|\bend(?:s|ed|ing)?\s+up\b", re.I)
+# - "What's STR short for?": asks for the name spelled out, as "stand for" does.
+FRAMING_PHRASES = re.compile(r"\b(which|what)\s+(?:two|three|four|five|six)\b|\bend(?:s|ed|ing)?\s+up\b"
+                             r"|\bshort\s+for\b", re.I)
 
 
 def content_terms(question: str) -> list[str]:

@@ -18,9 +18,13 @@ from rag.text import mostly_cjk
 # and which model does it beat?"; "..., and in which stage ...?", not "..., and in how many steps?", which
 # asks how the first part's claim was reached, as a rule in the same sentence). An adverb may come between
 # ("..., and roughly how large were the action spaces?").
+# So does ", and in/for <Name>, what ...?" ("In JacobianODE, what is controlled, and in OMiSO, what
+# stimulation was used?"): each part asks its own question of the paper it names.
 _PART_BREAK = re.compile(r"(?<=[?？])\s*(?=\S)|,\s*(?=and\s+(?:also\s+|then\s+|[a-z]+ly\s+)?"
                          r"(?:which|what|how|where|when|who|why|does|do|did|is|are|was|"
-                         r"were|can|(?:in|on|at|for|from|with|by|to|under|during|into|of)\s+(?:which|what))\b)", re.I)
+                         r"were|can|(?:in|on|at|for|from|with|by|to|under|during|into|of)\s+(?:which|what)"
+                         r"|(?:in|for)\s+(?:the\s+)?(?-i:[A-Z])[\w.-]*(?:\s+(?:paper|work|abstract))?\s*,\s*"
+                         r"(?:which|what|how|where|when|who|why|does|do|did|is|are|was|were|can))\b)", re.I)
 
 
 # Chinese words that ask ("what", "which", "how many", "how long", "how", "why", ...).

@@ -29,7 +29,15 @@ _ASKS_FOR_QUANTITY = re.compile(r"\bhow (?:many|much|long|large|big|fast|often)\
                                 # "What codebook size ...?": a size is a number. ("What horizon length ...?" is
                                 # left to the attribute rule: the sentence must say "horizon".)
                                 r"|\bwhat (?:[\w-]+ ){1,2}sizes?\b"
-                                r"|\bin numbers\b", re.I)
+                                r"|\bin numbers\b"
+                                # "env action count?", "param count and dataset size?": a noun phrase ending
+                                # in a count or size asks for that number.
+                                r"|\b[\w-]+\s+(?:count|size)s?\s*(?:\?|$)", re.I)
+# "max improvement over X?", "peak accuracy of Y": an extreme of a measure is one of the paper's numbers,
+# asked without "what" in a terse question (unless the question gives the number: "X reports peak gains of
+# over 20%. Which evaluation ...?" asks about it).
+_ASKS_EXTREME = re.compile(rf"\b(?:max|maximum|min|minimum|peak|highest|lowest|largest|best|top)\s+(?:[\w-]+\s+)?"
+                           rf"{_MEASURES}\b", re.I)
 # List markers ("(II) Based on ...", "(a)", "(3)") name nothing, nor does the word after them.
 ENUMERATOR = re.compile(r"\((?:[ivx]{1,4}|[a-h]|\d{1,2})\)\s*", re.I)
 NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
@@ -255,7 +263,8 @@ _DECIDES_HOW = re.compile(r"\b(?:decid|choos|chose|determin|select|pick|learn|pr
 
 def asks_quantity(question: str) -> bool:
     """True when the question asks for a quantity ("how many", "what is the size of", 多少)."""
-    return bool(_ASKS_FOR_QUANTITY.search(_DECIDES_HOW.sub(" ", question)))
+    question = _DECIDES_HOW.sub(" ", question)
+    return bool(_ASKS_FOR_QUANTITY.search(question) or _ASKS_EXTREME.search(question) and not numbers_in(question))
 
 
 # A number standing alone ("42%", "1.70-2.10x", "over 20"), not part of a name ("GPT-2", "7B", "AIME24",

@@ -29,8 +29,9 @@ NAME = re.compile(
     + r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+|(?<=[0-9])\.[0-9][A-Za-z0-9]*)*"  # digits or a version: Qwen2.5-VL, Gemini-2.5-Pro
     + _EDGE_AFTER
 )
-# A name must have a letter, and pure numbers with a unit ("10B", "3D") are measurements.
-_MEASURE = re.compile(r"^\d+(?:\.\d+)?[A-Za-z]{1,2}$")
+# A name must have a letter, and pure numbers with a unit ("10B", "3D") are measurements, as are
+# dimensions ("4x4", "512x512": abstracts write them "$4\\times 4$" or "4 × 4", so a name lookup misses).
+_MEASURE = re.compile(r"^\d+(?:\.\d+)?(?:[A-Za-z]{1,2}|(?:x\d+(?:\.\d+)?)+)$")
 # How many documents may mention a name for it still to pick out papers: 3, or 0.2% of the
 # corpus when that is more (5,000 abstracts: 10).
 MIN_DISTINCT_DOCS = 3
