@@ -313,12 +313,14 @@ def names_part(question: str) -> Callable[[str], bool] | None:
 
 
 # "How was X tested?", "What stimulation setup was X tested with?", "what stimulation technique / hardware was
-# used to test X?": asks how the paper's method was put to the test, which its abstract reports in the sentence saying so ("We tested X using ...", "Experiments on ...").
+# used to test X?": asks how the paper's method was put to the test, which its abstract reports in the
+# sentence saying so ("We tested X using ...", "Experiments on ...").
 # (Not "Which benchmark / what learning rate was X tested with?": a kind or a value is asked for, which such
 # a sentence need not state.)
 _ASKS_HOW_TESTED = re.compile(r"\bhow\s+(?:was|were|is|are|did|do|does)\s+(?:\S+\s+){1,4}?(?:tested|evaluated|validated|"
                               r"assessed|test|evaluate|validate)\b|\bwhat\s+(?:[\w/-]+\s+){0,3}?(?:setup|set-up|settings?|"
-                              r"conditions?|techniques?|hardware|equipment|devices?|apparatus)\s+(?:was|were|is|are|did|do|does)\b.*\b(?:tested|evaluated|validated|assessed|"
+                              r"conditions?|techniques?|hardware|equipment|devices?|apparatus)\s+"
+                              r"(?:was|were|is|are|did|do|does)\b.*\b(?:tested|evaluated|validated|assessed|"
                               r"test|evaluate)\b", re.I)
 _REPORTS_TEST = re.compile(r"\bwe\s+(?:test|tested|evaluate|evaluated|validate|validated|assess|assessed)\b|"
                            r"\b(?:experiments?|evaluations?|tests?)\s+(?:on|with|in|using|across)\b|"

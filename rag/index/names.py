@@ -30,7 +30,7 @@ NAME = re.compile(
     + _EDGE_AFTER
 )
 # A name must have a letter, and pure numbers with a unit ("10B", "3D") are measurements, as are
-# dimensions ("4x4", "512x512": abstracts write them "$4\\times 4$" or "4 × 4", so a name lookup misses).
+# dimensions ("4x4", "512x512": abstracts write them "$4\times 4$" or "4 × 4", so a name lookup misses).
 _MEASURE = re.compile(r"^\d+(?:\.\d+)?(?:[A-Za-z]{1,2}|(?:x\d+(?:\.\d+)?)+)$")
 # How many documents may mention a name for it still to pick out papers: 3, or 0.2% of the
 # corpus when that is more (5,000 abstracts: 10).
