@@ -126,6 +126,22 @@ def test_processes_opening_a_new_index_at_once_all_succeed(tmp_path):
         assert len(Store(Settings(data_dir=str(folder), index_dir=str(folder))).documents()) == 0
 
 
+def test_a_file_system_without_locks_still_opens_the_index(tmp_path, monkeypatch):
+    # Some network mounts refuse flock (ENOLCK): the open lock is a guard against a race, so there the
+    # store opens unguarded, as before the lock, rather than failing every question.
+    import errno
+
+    from rag.index import lock
+
+    def no_locks(fh, op):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(lock.fcntl, "flock", no_locks)
+    settings = Settings(data_dir=str(tmp_path), index_dir=str(tmp_path / "index"))
+    Store(settings, create=True)
+    assert len(Store(settings).documents()) == 0
+
+
 def test_two_ingests_at_once_are_serialized(tmp_path, corpus_dir):
     index = tmp_path / "index"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RAG_INDEX_DIR": str(index), "RAG_DATA_DIR": str(corpus_dir)}

@@ -54,14 +54,17 @@ def open_lock(paths: IndexPaths, *, create: bool = False) -> Iterator[None]:
     if create:
         paths.check_root()
         make_dir(paths.root)
+    fh = None
     try:
         fh = open(paths.root / OPEN_LOCK_FILE, "w")
-    except OSError:
-        yield
-        return
-    with fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
+    except OSError:  # no lock file (a folder this process may not write) or no locks (some network mounts)
+        if fh is not None:
+            fh.close()
+            fh = None
+    try:
+        yield
+    finally:
+        if fh is not None:
             fcntl.flock(fh, fcntl.LOCK_UN)
+            fh.close()
