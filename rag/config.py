@@ -156,6 +156,13 @@ class OfflineSettings(BaseModel):
     margin_closeness: float = Field(
         0.25, ge=-1, le=1,
         description="The closeness the first abstract needs at least for abstract_margin to apply.")
+    off_corpus_closeness: float | None = Field(
+        0.10, ge=-1, le=1,
+        description="For a question naming no paper: when no retrieved abstract's closeness (as for "
+                    "abstract_closeness) reaches this, the question is about nothing the corpus holds and is "
+                    "refused, whatever single words its sentences share (\"best temperature and time to proof "
+                    "sourdough bread\" matched a sentence on a training-time temperature). Set a priori near "
+                    "unrelated text's cosine; on dev it changed one answer (that question, now refused). None: off.")
     meaning_alone_hits: int = Field(
         3, ge=0, le=100,
         description="Only the sentences of this many best-ranked abstracts may count as evidence by meaning alone "

@@ -73,3 +73,25 @@ def test_the_technique_or_hardware_used_to_test_a_paper_is_reported_where_it_was
     assert not tested("Alpha is a stimulation technique for the cortex.")
     assert reports_test("What hardware was X evaluated on?") is not None
     assert reports_test("What technique does X use?") is None
+
+
+def test_a_question_close_to_no_abstract_as_a_whole_is_refused():
+    # "best temperature and time to proof sourdough bread overnight": a keyword query split at "and";
+    # its first part matched a sentence on a training-time temperature by one word, while the whole
+    # question is close to no retrieved abstract (MiniLM cosines below 0.05): the corpus lacks its topic.
+    import numpy as np
+
+    from rag.answering.offline import compose
+    from rag.config import OfflineSettings
+    from rag.types import Hit
+
+    hits = [Hit(doc_id="a", title="Alpha", label="Alpha", chunk_id="a#0", score=0.5,
+                text="We find the best training-time temperature of the softmax. Alpha improves preference confidence.")]
+    close = lambda sentences, q: np.array([0.90 if "temperature" in s else 0.80 for s in sentences])
+    question = "best temperature and time to proof sourdough bread overnight"
+    assert compose(question, hits, similarity=close, closeness=[0.04]).refused
+    assert not compose(question, hits, similarity=close, closeness=[0.04],
+                       thresholds=OfflineSettings(off_corpus_closeness=None)).refused
+    # a question naming its paper is judged by its sentences, whatever the whole abstract's closeness
+    assert not compose("What temperature does Alpha tune?", hits, similarity=close, named={"Alpha": ["a"]},
+                       closeness=[0.04]).refused

@@ -98,3 +98,12 @@ def with_closer_paper(chosen: list[Candidate], pool: list[Candidate], closeness:
             chosen = with_proposal(in_source_order([*chosen, max(sentences, key=lambda c: c.score)]), pool,
                                    every_paper=True)
     return chosen
+
+
+def off_corpus(closeness: Sequence[float | None] | None, t: OfflineSettings) -> bool:
+    """Whether no retrieved abstract is close to the question as a whole (`off_corpus_closeness`): a
+    question about something the corpus does not hold, however many single words its sentences share."""
+    if t.off_corpus_closeness is None or not closeness:
+        return False
+    known = [c for c in closeness if c is not None]
+    return bool(known) and max(known) < t.off_corpus_closeness

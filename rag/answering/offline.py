@@ -22,7 +22,7 @@ from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, as
                                  asks_for_name, names_asked_kind, reports_test, states_what_is_asked)
 from rag.answering.asked_papers import ASKS_OF_EACH, ASKS_WHICH_PAPER, asked_papers
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order
-from rag.answering.closeness import close_first_abstract, closest_papers, stands_out, with_closer_paper
+from rag.answering.closeness import close_first_abstract, closest_papers, off_corpus, stands_out, with_closer_paper
 from rag.answering.details import raise_stating_sentences
 from rag.answering.field_terms import missing_field_terms
 from rag.answering.framing import (COMPARISON_TERMS, EACH_TERMS, FRAMING_GLOSSES, QUANTITY_WORDS,
@@ -193,6 +193,8 @@ def _compose_one(
                                 similarity=similarity, one_of=one_of, by_paper=by_paper, t=t)
     named, wanted, many = papers_asked.named, papers_asked.wanted, papers_asked.many
     described, from_descriptions = papers_asked.described, papers_asked.from_descriptions
+    if not wanted and off_corpus(closeness, t):
+        return _refuse()  # close to no retrieved abstract as a whole: the corpus does not hold its topic
     if unknown_names and named and not many and not labelling(named, hits):
         # "How many GPU hours did FLOWER need?": the names the corpus knows ("GPU") are details, none
         # is a paper's own name, so the name it does not know is the paper asked about.
