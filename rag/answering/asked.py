@@ -56,11 +56,18 @@ _ASKS_FOR_NAMED_THING = re.compile(rf"\b(?:which|{_WHAT_AS_WHICH}) (?!(?:papers?
                                    r"(?=\s+(?:that|which|used|in|on|for|from|of|to|with|by|at|(?-i:[A-Z][\w-]*))\b|\s*[?,.;:]|$)"
                                    # "TR-DRL eval suites?", "T2I-R1 base model?": a name and the kind asked for, tersely
                                    rf"|^\W*[^\s?]+\s+(?:[\w-]+\s+){{0,2}}{_NAMED_THING_EN}\s*\?*\s*$"
+                                   # "Which baselines / existing methods did X compare against?": the rivals, by name
+                                   r"|\bwhich (?:[\w-]+ ){0,3}(?:baselines?|competitors?|rivals?|(?:methods?|approaches|models?|"
+                                   r"algorithms?)(?= [^?,;]{0,40}\b(?:compared?|compares|comparing|benchmark(?:ed)?|tested|evaluated) "
+                                   r"(?:it |them )?(?:against|with|to)\b))"
                                    # "..., by name?", "What are the names of the datasets ...?": names asked for
                                    r"|\bby name\b|\bnames? of (?:the|its|their|these|those|all)\b"
                                    rf"|哪(?!篇|些论文|{_ZH_KINDS})[^，。？?]{{0,16}}{_ASKED_THING_ZH}|{_NAMED_THING_ZH}[^，。？?]{{0,8}}哪(?!{_ZH_KINDS})"
                                    # "用的 LLM 具体是哪个？": an acronym followed by "is which one" is the thing asked for
-                                   rf"|{_ASKED_THING_ZH}\s*(?:具体|到底|究竟)?是哪(?:个|一个|种|款)", re.I)
+                                   # ("底座 LLM 又是哪一个？": "and which is the base LLM?")
+                                   rf"|{_ASKED_THING_ZH}\s*(?:又|具体|到底|究竟|分别)*是哪(?:个|一个|种|款|些)"
+                                   # "四个公开数据集具体叫什么名字？": what the datasets are called
+                                   rf"|{_ASKED_THING_ZH}[^，。？?]{{0,8}}(?:叫什么|(?:的|是)?什么名字|的?名称是什么|的?名字是什么)", re.I)
 # A two- or three-letter acronym ("RL", "PDE", "CNNs") is usually a field's term, not a name.
 TERM_ACRONYM = re.compile(r"[A-Z]{2,3}s?")
 # A model named with its version: a capitalised word, a hyphen and a number ("Gemini-2.5-Pro").
@@ -313,14 +320,15 @@ def names_part(question: str) -> Callable[[str], bool] | None:
 
 
 # "How was X tested?", "What stimulation setup was X tested with?", "what stimulation technique / hardware was
-# used to test X?": asks how the paper's method was put to the test, which its abstract reports in the
+# used to test X?", "What kind of stimulation was X tested with?": asks how the paper's method was put to the test, which its abstract reports in the
 # sentence saying so ("We tested X using ...", "Experiments on ...").
 # (Not "Which benchmark / what learning rate was X tested with?": a kind or a value is asked for, which such
 # a sentence need not state.)
 _ASKS_HOW_TESTED = re.compile(r"\bhow\s+(?:was|were|is|are|did|do|does)\s+(?:\S+\s+){1,4}?(?:tested|evaluated|validated|"
                               r"assessed|test|evaluate|validate)\b|\bwhat\s+(?:[\w/-]+\s+){0,3}?(?:setup|set-up|settings?|"
-                              r"conditions?|techniques?|hardware|equipment|devices?|apparatus)\s+"
-                              r"(?:was|were|is|are|did|do|does)\b.*\b(?:tested|evaluated|validated|assessed|"
+                              r"conditions?|techniques?|hardware|equipment|devices?|apparatus|(?:kinds?|types?|sorts?)\s+of\s+[\w/-]+)\s+"
+                              # (or a pronoun, as a question typed tersely has it: "what hardware they used to test it?")
+                              r"(?:was|were|is|are|did|do|does|they|it)\b.*\b(?:tested|evaluated|validated|assessed|"
                               r"test|evaluate)\b", re.I)
 _REPORTS_TEST = re.compile(r"\bwe\s+(?:test|tested|evaluate|evaluated|validate|validated|assess|assessed)\b|"
                            r"\b(?:experiments?|evaluations?|tests?)\s+(?:on|with|in|using|across)\b|"
@@ -414,6 +422,8 @@ _MEASURE_WORDS = frozenset("""
 _NOT_IN_ATTRIBUTE = frozenset("""
     does do did is are was were has have had can could would will should may might must shall
     the a an this that these those it its they them their one ones he she we you i"""
+    # "Compare what each is trying to do": a determiner standing alone is the clause's subject.
+    """ each both either neither all"""
     # "What exactly does the 64.2% figure describe?": an adverb after "what" starts a clause too.
     """ exactly precisely specifically actually really else""".split())
 # "How many fewer parameters ...?", "how many times faster ...?": a comparison, not a count of things.

@@ -16,6 +16,7 @@ from rag.answering.asked import TERM_ACRONYM
 from rag.index.lexical import tokenize
 from rag.index.names import doc_ids, title_key
 from rag.index.translate import english_query
+from rag.text import mostly_cjk
 from rag.types import Hit
 
 # similarity(sentences, question) -> cosine of each sentence to the question text given (the bundled embedder).
@@ -254,7 +255,8 @@ def described_apart(part: str, hits: list[Hit], named: dict[str, list[str]],
 def _descriptions(text: str, named: dict[str, list[str]]) -> Iterator[re.Match]:
     """The descriptions of a paper in the text ("the paper that ...", "the tactile RL paper", "the
     bandit-driven early-exit method"), in that order of kinds, leaving out those writing a name given."""
-    found = [*_DESCRIBES_PAPER.finditer(text), *_PAPER_DESCRIBED.finditer(text), *_METHOD_DESCRIBED.finditer(text)]
+    found = [*_DESCRIBES_PAPER.finditer(text), *_PAPER_DESCRIBED.finditer(text), *_METHOD_DESCRIBED.finditer(text),
+             *_DESCRIBED_ZH.finditer(text)]
     return (m for m in found if not any(n.casefold() in m.group().casefold() for n in named))
 
 
@@ -266,12 +268,33 @@ def _beside_name(question: str, m: re.Match, named: dict[str, list[str]]) -> boo
     return any(after.startswith(n.casefold()) or before.endswith(n.casefold()) for n in named)
 
 
+# Words of a description that say it is one ("the ... paper that ...") rather than what it is about.
+_DESCRIPTION_FRAME = frozenset(tokenize("the a paper work study method approach framework that which where on about "
+                                        "proposing introducing using for one", compounds=False))
+# Longest description (in content words) matched by its words; a longer one is a paraphrase, read by meaning.
+_SHORT_DESCRIPTION = 4
+
+
 def _closest(description: str, hits: list[Hit], similarity: Similarity, *, taken: AbstractSet[str]) -> str | None:
     """The doc id of the retrieved abstract closest in meaning to a description of a paper, among those
     not `taken`; None when every one is (ties: the better-ranked hit)."""
     others = [h for h in hits if h.doc_id not in taken]
     if not others:
         return None
+    if mostly_cjk(description):
+        # "信任域那篇": read through its dictionary translation as well ("trust region"), as retrieval reads a
+        # Chinese question (e5's cross-lingual vector of a few words is vague).
+        english = english_query(description)
+        words = set(tokenize(english, compounds=False)) - _DESCRIPTION_FRAME
+        description = f"{description} {english}"
+    else:
+        # An abstract holding every word of a short description ("the trust-region paper") is the one it
+        # describes, whatever a sentence model makes of a few words out of context.
+        words = set(tokenize(description, compounds=False)) - _DESCRIPTION_FRAME
+    holding = [h for h in others if words and words <= set(tokenize(
+        f"{h.label or ''} {h.title or ''} {h.text}", compounds=False))] if len(words) <= _SHORT_DESCRIPTION else []
+    if holding:
+        others = holding
     sims = np.asarray(similarity([h.text for h in others], description), dtype=np.float32)
     return others[int(np.argmax(sims))].doc_id
 
@@ -298,6 +321,11 @@ _METHOD_DESCRIBED = re.compile(r"\bthe\s+(?:(?!(?:and|the|on|about|that|which|of
                                r"common|other|new|naive|vanilla)\b)[\w/'‘’\"“”-]+\s+){1,6}?(?:method|approach|framework)\b"
                                # (one "that ..." or "for ..." goes on to describe: `_DESCRIBES_PAPER` reads it whole)
                                r"(?!\s+(?:that|which|where|on|about|proposing|introducing|using|for)\b)", re.I)
+
+
+# "信任域那篇" ("the trust-region one"), "那篇把奖励拆成两部分的论文" ("the paper that splits the reward in two"):
+# a paper a Chinese question describes by what it does, before 那篇 ("that one") or between 那篇 and 论文.
+_DESCRIBED_ZH = re.compile(r"那篇[^，。？?：:；;]{2,40}?的?(?:论文|工作|文章|研究)|[^\s，。？?：:；;、,]{2,20}?的?那篇")
 
 
 def described_papers(question: str, hits: list[Hit], similarity: Similarity) -> dict[str, list[str]]:

@@ -116,7 +116,7 @@ def _part_options(part: str, options: dict, preceding: str = "", hits: Sequence[
         if other and not doc_ids(other) & doc_ids(named):
             return {**options, "named": other}
         # So does one describing another paper ("..., and on which robot is the kungfu imitation paper deployed?")
-        if not other and options.get("similarity") is not None and not is_chinese(part):
+        if not other and options.get("similarity") is not None:
             other = described_apart(part, list(hits), named, options["similarity"])
             if other:
                 return {**options, "named": other}

@@ -47,6 +47,17 @@ def question_parts(question: str) -> list[str]:
     from rag.index.lexical import tokenize
 
     parts = [p.strip() for p in _PART_BREAK.split(question) if p.strip()]
+    if len(parts) > 1:
+        # "Which suites were used? I want to compare its budget with others.": a statement after a
+        # question says why it is asked or which paper is meant; it asks nothing of its own, so it
+        # belongs to the question before it.
+        merged: list[str] = []
+        for i, p in enumerate(parts):
+            if i and not _asks(p):
+                merged[-1] += " " + p
+            else:
+                merged.append(p)
+        parts = merged
     if len(parts) < 2 and ";" in question:
         clauses = [c.strip() for c in question.split(";") if c.strip()]
         if len(clauses) >= 2 and all(_ASKING_WORD.search(c) for c in clauses):
@@ -59,6 +70,18 @@ def question_parts(question: str) -> list[str]:
     if len(parts) < 2 or any(len(tokenize(p, compounds=False)) < 2 for p in parts):
         return [question]
     return parts
+
+
+# A sentence asks when it ends with a question mark, writes a question word, or opens with a request
+# ("Explain briefly.", "List them."); "I want to compare ..." does none of these.
+_REQUEST = re.compile(r"\W*(?:please\s+)?(?:list|name|give|tell|explain|describe|compare|contrast|summari[sz]e|outline|"
+                      r"show|state|report|include|mention|cite)\b", re.I)
+
+
+def _asks(sentence: str) -> bool:
+    """Whether a sentence of a question asks something (else it is context: why, for whom)."""
+    return (sentence.endswith(("?", "？")) or bool(_ASKING_WORD.search(sentence)) or bool(_REQUEST.match(sentence))
+            or bool(_ZH_ASKING.search(sentence)))
 
 
 def _chinese_parts(question: str) -> list[str]:
