@@ -85,3 +85,21 @@ def test_a_paper_a_chinese_part_describes_before_na_pian_is_the_one_asked_about(
     assert not ans.refused
     assert {c.label for c in ans.citations} >= {"DISCO", "Trust region based strategy"}
     assert "diffusion-based sampling" in ans.text
+
+
+def test_an_acronym_written_only_as_the_end_of_a_name_is_known(seed_settings):
+    # among the 35 abstracts "ViT" is written only inside "SnapViT": the question was refused for naming
+    # something no abstract mentions
+    ans = rag.answer("Which pretrained model families was the ViT pruning method that serves any compute budget "
+                     "tested on?", settings=seed_settings)
+    assert not ans.refused and "DINO" in ans.text
+
+
+def test_papers_described_side_by_side_are_each_asked_the_question(seed_settings):
+    # "by the X paper and by the Y paper" asks each its question, as two names side by side do ("LMM" inside
+    # the second description had made the question about that paper's name alone)
+    ans = rag.answer("Which benchmarks were released by the tactile RL manipulation paper and by the arrow-of-time "
+                     "video LMM paper?", settings=seed_settings)
+    assert not ans.refused
+    assert {c.label for c in ans.citations} >= {"RoTO", "ArrowRL"}
+    assert "AoTBench" in ans.text and "Robot Tactile Olympiad" in ans.text

@@ -34,6 +34,10 @@ ASKS_WHICH_PAPER = re.compile(r"\bwhich (?:paper|work|article|study)\b|哪篇", 
 _ASKS_WHICH_DOES = re.compile(r"\bwhich (?:approach|method|framework|model|system|technique|algorithm)s? "
                               r"(?!(?:does|do|did|is|are|was|were|has|have|can|could|would|will|of|in|for|on|to|"
                               r"from|and|or)\b)[a-z]+", re.I)
+# "... by the tactile-RL paper and by the video LMM paper": one description of a paper, then "and" (with the
+# preposition repeated or not) and another.
+_DESCRIBED_SIDE_BY_SIDE = re.compile(r"\b(?:paper|work|study)\s*,?\s+and\s+(?:(?:by|in|for|from|of|on|with)\s+)?"
+                                     r"the\s+(?:[\w/'-]+\s+){0,6}?(?:paper|work|study)\b", re.I)
 # "What does each one target?", "... both ...", "respectively": with two or more papers named, the
 # question asks the same of each of them; these words say so, not what a sentence must state.
 ASKS_OF_EACH = re.compile(r"\b(?:each|both|respectively)\b|分别|各自", re.I)
@@ -138,6 +142,14 @@ def asked_papers(question: str, hits: list[Hit], terms: list[str], *, named: dic
         # So too when one description uses a paper's label words ("the spiking-network proxy target paper and
         # the actor-free value-based continuous control paper ... what does each introduce?"): the paper
         # the label names must be among those the descriptions pick, or the label alone is kept.
+        guessed = described_papers(question, hits, similarity)
+        if len(papers_named(guessed)) >= 2 and doc_ids(named) <= doc_ids(guessed):
+            named, described, from_descriptions = guessed, False, True
+    elif by_paper and not crosslingual and not one_of and similarity is not None \
+            and _DESCRIBED_SIDE_BY_SIDE.search(question):
+        # "What benchmarks were released by the tactile-RL paper and by the arrow-of-time video LMM paper?":
+        # papers described side by side are each asked the question, as papers named side by side are (a
+        # name inside a description, "LMM", is a word of it, not the paper asked about).
         guessed = described_papers(question, hits, similarity)
         if len(papers_named(guessed)) >= 2 and doc_ids(named) <= doc_ids(guessed):
             named, described, from_descriptions = guessed, False, True

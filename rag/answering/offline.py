@@ -45,7 +45,8 @@ from rag.types import Hit
 _ASKS_FOR_PAPER = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:paper|papers|work|method|model|framework|system|benchmark|approach)\b|\bpropos|\bintroduc", re.I)
 # "What base models do T2I-R1 and REO-RL fine-tune?": papers named side by side, joined by "and" (or a
 # comma, "&", 和, 与), are asked the same question, as "each" would say.
-_JOINED = r"(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*|\s*(?:和|与|以及|及)\s*)"
+# ("released by X and by Y": the preposition may be repeated)
+_JOINED = r"(?:\s*,\s*(?:and\s+)?|\s+and\s+(?:(?:by|in|for|from|of|on|with)\s+)?|\s*&\s*|\s*(?:和|与|以及|及)\s*)"
 # "What is proposed ...?", "Which method does X introduce?", "Which paper ...?": asks for the
 # paper's own proposal.
 _ASKS_PROPOSED = re.compile(r"\b(?:propos|introduc)\w*|\bwhich\s+(?:paper|papers|work|works)\b|提出|哪篇|哪些论文", re.I)

@@ -126,6 +126,10 @@ def title_key(text: str) -> str:
                                text.casefold()))
 
 
+# A name that reads as an acronym ("ViT", "RAG", "GRPO"): 3-6 letters, capitals after the first.
+_ACRONYM_LIKE = re.compile(r"[A-Za-z][a-z]?[A-Z][A-Za-z]{0,3}")
+
+
 @dataclass
 class NameIndex:
     """Case-folded name -> ids of the documents mentioning it; quoted label or title -> its documents."""
@@ -205,6 +209,8 @@ class NameIndex:
                 docs = self.docs.get(greek)  # "epsilon-DPO" for "ε-DPO"
             if docs is None:
                 docs = self._parts.get(key)  # "GRPO", written only inside "BiCoT-GRPO"
+            if docs is None and _ACRONYM_LIKE.fullmatch(name):
+                docs = self._endings.get(key)  # "ViT", written only as the end of "SnapViT"
             if docs is None:
                 if not self._describes(name):
                     unknown.append(name)
@@ -235,6 +241,18 @@ class NameIndex:
         words = [p for p in parts if p.isalpha() and p.islower() and len(p) >= 3 and p not in _GREEK]
         return bool(words) and all(p in words or p.casefold() in self.docs or p.casefold() in self._parts
                                    for p in parts)
+
+    @cached_property
+    def _endings(self) -> dict[str, list[str]]:
+        """The last 3-6 letters of one-word names -> the documents mentioning the whole ("SnapViT" gives
+        "vit", "DynamicRAG" "rag"): a name built by prefixing a known acronym writes that acronym."""
+        ends: dict[str, set[str]] = {}
+        for key, docs in self.docs.items():
+            if not key.isalnum():
+                continue
+            for n in range(3, min(6, len(key) - 2) + 1):
+                ends.setdefault(key[-n:], set()).update(docs)
+        return {k: sorted(v) for k, v in ends.items()}
 
     @cached_property
     def _parts(self) -> dict[str, list[str]]:
