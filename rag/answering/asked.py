@@ -320,8 +320,8 @@ def names_part(question: str) -> Callable[[str], bool] | None:
 
 
 # "How was X tested?", "What stimulation setup was X tested with?", "what stimulation technique / hardware was
-# used to test X?", "What kind of stimulation was X tested with?": asks how the paper's method was put to the test, which its abstract reports in the
-# sentence saying so ("We tested X using ...", "Experiments on ...").
+# used to test X?", "What kind of stimulation was X tested with?": asks how the paper's method was put to the
+# test, which its abstract reports in the sentence saying so ("We tested X using ...", "Experiments on ...").
 # (Not "Which benchmark / what learning rate was X tested with?": a kind or a value is asked for, which such
 # a sentence need not state.)
 _ASKS_HOW_TESTED = re.compile(r"\bhow\s+(?:was|were|is|are|did|do|does)\s+(?:\S+\s+){1,4}?(?:tested|evaluated|validated|"
