@@ -34,9 +34,10 @@ ASKS_WHICH_PAPER = re.compile(r"\bwhich (?:paper|work|article|study)\b|哪篇", 
 _ASKS_WHICH_DOES = re.compile(r"\bwhich (?:approach|method|framework|model|system|technique|algorithm)s? "
                               r"(?!(?:does|do|did|is|are|was|were|has|have|can|could|would|will|of|in|for|on|to|"
                               r"from|and|or)\b)[a-z]+", re.I)
-# "... by the tactile-RL paper and by the video LMM paper": one description of a paper, then "and" (with the
-# preposition repeated or not) and another.
-_DESCRIBED_SIDE_BY_SIDE = re.compile(r"\b(?:paper|work|study)\s*,?\s+and\s+(?:(?:by|in|for|from|of|on|with)\s+)?"
+# "released by X and by Y": after "and", the preposition before the first of two papers may be repeated.
+AND_AGAIN = r"and\s+(?:(?:by|in|for|from|of|on|with)\s+)?"
+# "... by the tactile-RL paper and by the video LMM paper": one description of a paper, then "and" and another.
+_DESCRIBED_SIDE_BY_SIDE = re.compile(rf"\b(?:paper|work|study)\s*,?\s+{AND_AGAIN}"
                                      r"the\s+(?:[\w/'-]+\s+){0,6}?(?:paper|work|study)\b", re.I)
 # "What does each one target?", "... both ...", "respectively": with two or more papers named, the
 # question asks the same of each of them; these words say so, not what a sentence must state.

@@ -20,7 +20,7 @@ import numpy as np
 
 from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, asked_kind_terms, asks_authors,
                                  asks_for_name, names_asked_kind, reports_test, states_what_is_asked)
-from rag.answering.asked_papers import ASKS_OF_EACH, ASKS_WHICH_PAPER, asked_papers
+from rag.answering.asked_papers import AND_AGAIN, ASKS_OF_EACH, ASKS_WHICH_PAPER, asked_papers
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order
 from rag.answering.closeness import close_first_abstract, closest_papers, off_corpus, stands_out, with_closer_paper
 from rag.answering.details import raise_stating_sentences
@@ -45,8 +45,8 @@ from rag.types import Hit
 _ASKS_FOR_PAPER = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:paper|papers|work|method|model|framework|system|benchmark|approach)\b|\bpropos|\bintroduc", re.I)
 # "What base models do T2I-R1 and REO-RL fine-tune?": papers named side by side, joined by "and" (or a
 # comma, "&", 和, 与), are asked the same question, as "each" would say.
-# ("released by X and by Y": the preposition may be repeated)
-_JOINED = r"(?:\s*,\s*(?:and\s+)?|\s+and\s+(?:(?:by|in|for|from|of|on|with)\s+)?|\s*&\s*|\s*(?:和|与|以及|及)\s*)"
+# ("released by X and by Y": the preposition may be repeated, `AND_AGAIN`)
+_JOINED = rf"(?:\s*,\s*(?:and\s+)?|\s+{AND_AGAIN}|\s*&\s*|\s*(?:和|与|以及|及)\s*)"
 # "What is proposed ...?", "Which method does X introduce?", "Which paper ...?": asks for the
 # paper's own proposal.
 _ASKS_PROPOSED = re.compile(r"\b(?:propos|introduc)\w*|\bwhich\s+(?:paper|papers|work|works)\b|提出|哪篇|哪些论文", re.I)

@@ -246,27 +246,24 @@ class NameIndex:
     def _endings(self) -> dict[str, list[str]]:
         """The last 3-6 letters of one-word names -> the documents mentioning the whole ("SnapViT" gives
         "vit", "DynamicRAG" "rag"): a name built by prefixing a known acronym writes that acronym."""
-        ends: dict[str, set[str]] = {}
-        for key, docs in self.docs.items():
-            if not key.isalnum():
-                continue
-            for n in range(3, min(6, len(key) - 2) + 1):
-                ends.setdefault(key[-n:], set()).update(docs)
-        return {k: sorted(v) for k, v in ends.items()}
+        return self._by_piece(lambda key: [key[-n:] for n in range(3, min(6, len(key) - 2) + 1)]
+                              if key.isalnum() else [])
 
     @cached_property
     def _parts(self) -> dict[str, list[str]]:
         """Parts of hyphenated names -> the documents mentioning the whole ("BiCoT-GRPO" gives
         "bicot" and "grpo"), built on first use."""
-        parts: dict[str, set[str]] = {}
+        # Only looked up for name-like words of a question, so a plain part ("based") is harmless.
+        return self._by_piece(lambda key: [p for p in key.split("-") if len(p) >= 2 and not _MEASURE.match(p)]
+                              if "-" in key else [])
+
+    def _by_piece(self, pieces: Callable[[str], Iterable[str]]) -> dict[str, list[str]]:
+        """Each piece of a name (`pieces(key)`) -> the documents mentioning the whole name."""
+        out: dict[str, set[str]] = {}
         for key, docs in self.docs.items():
-            if "-" not in key:
-                continue
-            for part in key.split("-"):
-                # Only looked up for name-like words of a question, so a plain part ("based") is harmless.
-                if len(part) >= 2 and not _MEASURE.match(part):
-                    parts.setdefault(part, set()).update(docs)
-        return {k: sorted(v) for k, v in parts.items()}
+            for piece in pieces(key):
+                out.setdefault(piece, set()).update(docs)
+        return {k: sorted(v) for k, v in out.items()}
 
     def to_json(self) -> str:
         return json.dumps({"format": FORMAT, "n_docs": self.n_docs, "docs": self.docs, "titles": self.titles,
