@@ -227,10 +227,10 @@ def described_other(question: str, hits: list[Hit], named: dict[str, list[str]],
     """
     # "the paper that ...", or a few words before "paper" ("the trust-region stochastic optimal control
     # paper"): the first description that is not of the named paper.
-    m = next((m for m in _descriptions(question, named) if not _beside_name(question, m, named)), None)
+    m = next((m for m in descriptions(question, named) if not _beside_name(question, m, named)), None)
     if m is None:
         return {}
-    best = _closest(m.group(), hits, similarity, taken=doc_ids(named))
+    best = closest_described(m.group(), hits, similarity, taken=doc_ids(named))
     return {m.group().strip(): [best]} if best is not None else {}
 
 
@@ -243,16 +243,16 @@ def described_apart(part: str, hits: list[Hit], named: dict[str, list[str]],
     deployed?": the second part asks about the paper it describes. ("... and how does the tree-structured
     method scale?" may describe the paper named before: then its abstract is the closest, and nothing new
     is named.)"""
-    m = next(_descriptions(part, named), None)
+    m = next(descriptions(part, named), None)
     if m is None:
         return {}
-    best = _closest(m.group(), hits, similarity, taken=frozenset())
+    best = closest_described(m.group(), hits, similarity, taken=frozenset())
     if best is None or any(best in docs for docs in named.values()):
         return {}
     return {m.group().strip(): [best]}
 
 
-def _descriptions(text: str, named: dict[str, list[str]]) -> Iterator[re.Match]:
+def descriptions(text: str, named: dict[str, list[str]]) -> Iterator[re.Match]:
     """The descriptions of a paper in the text ("the paper that ...", "the tactile RL paper", "the
     bandit-driven early-exit method"), in that order of kinds, leaving out those writing a name given."""
     found = [*_DESCRIBES_PAPER.finditer(text), *_PAPER_DESCRIBED.finditer(text), *_METHOD_DESCRIBED.finditer(text),
@@ -275,7 +275,7 @@ _DESCRIPTION_FRAME = frozenset(tokenize("the a paper work study method approach 
 _SHORT_DESCRIPTION = 4
 
 
-def _closest(description: str, hits: list[Hit], similarity: Similarity, *, taken: AbstractSet[str]) -> str | None:
+def closest_described(description: str, hits: list[Hit], similarity: Similarity, *, taken: AbstractSet[str]) -> str | None:
     """The doc id of the retrieved abstract closest in meaning to a description of a paper, among those
     not `taken`; None when every one is (ties: the better-ranked hit)."""
     others = [h for h in hits if h.doc_id not in taken]
@@ -336,7 +336,7 @@ def described_papers(question: str, hits: list[Hit], similarity: Similarity) -> 
         return {}
     out: dict[str, list[str]] = {}
     for text in described:
-        best = _closest(text, hits, similarity, taken=doc_ids(out))
+        best = closest_described(text, hits, similarity, taken=doc_ids(out))
         if best is None:
             return {}
         out[text] = [best]

@@ -30,6 +30,7 @@ from rag.answering.framing import (COMPARISON_TERMS, EACH_TERMS, FRAMING_GLOSSES
 from rag.answering.named import (Similarity, described_apart, doc_ids, labelling, named_by_label, not_stated,
                                  paper_names, papers_named, recorded_authors, without_field_acronyms, written)
 from rag.answering.glosses import gloss_groups, stating_quoted_term
+from rag.answering.ordinals import pointed_papers
 from rag.answering.parts import alternatives, own_terms, question_parts, without_paper_count
 from rag.answering.quantity import asks_quantity as _asks_quantity, counted
 from rag.answering.quoting import (cited, denial, denies, passages_shown, render, with_denial,
@@ -80,9 +81,18 @@ def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
     no part is answered, the question is answered (or refused) whole.
     """
     parts = question_parts(question)
-    if len(parts) > 1:
+    # "X and the trust-region one: what does the first propose?": a part pointing at a paper by its place
+    # among those the question gave, or by describing it beside another part describing another, is that
+    # paper's question alone (`ordinals`).
+    pointed = pointed_papers(question, parts, hits, options.get("named"), options.get("similarity"))
+    if len(parts) > 1 or pointed[0] is not None:
         results: list[OfflineResult] = []
         for i, part in enumerate(parts):
+            if pointed[i] is not None:
+                clause, paper = pointed[i]
+                results.append(_compose_one(clause, hits, **{**options, "named": paper, "one_of": True,
+                                                             "by_paper": False}))
+                continue
             if i and not options.get("named") and _PRONOUN_BACK.search(part) and all(r.refused for r in results):
                 # "Any papers on federated learning? What epsilon did they use?": "they" are what the parts before
                 # asked for; where those found nothing, this part asks about nothing the corpus holds.
@@ -97,6 +107,19 @@ def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
 
 # A pronoun pointing back at the paper a question named before ("its", "their", "they", "it").
 _PRONOUN_BACK = re.compile(r"\b(?:its|their|they|it)\b", re.I)
+
+
+def _points_back(part: str, names_here: dict[str, list[str]], hits: Sequence[Hit]) -> bool:
+    """Whether a pronoun of the part points back at a paper named before it, not at the paper it names.
+
+    "... and what is their GRPO variant called?": "their" stands before the name, and "GRPO" labels no
+    paper; "... and how does LTS-P build its controller?": "its" follows LTS-P, a paper's own name, the
+    subject of the clause, and is LTS-P's."""
+    pronoun = _PRONOUN_BACK.search(part)
+    if pronoun is None:
+        return False
+    first_name = min((m.start() for n in names_here if (m := written(n).search(part))), default=len(part))
+    return pronoun.start() < first_name or not labelling(names_here, list(hits))
 
 
 def _part_options(part: str, options: dict, preceding: str = "", hits: Sequence[Hit] = ()) -> dict:
@@ -127,7 +150,7 @@ def _part_options(part: str, options: dict, preceding: str = "", hits: Sequence[
     # part's "they" is X, which it writes, not CoT, named after it)
     before = {n: docs for n, docs in named.items()
               if n not in names_here and written(n).search(preceding)}
-    if before and _PRONOUN_BACK.search(part):
+    if before and _points_back(part, {n: named[n] for n in names_here}, hits):
         # "t2i-r1 base model? and what is their GRPO variant called": "their" is the paper the question
         # named before; the name this part writes is a detail of it (among thousands of papers, "GRPO" names
         # the papers about GRPO, not T2I-R1, which writes it only inside "BiCoT-GRPO").
