@@ -58,6 +58,7 @@ def test_a_greek_prefix_spelled_out_finds_the_name_written_with_the_letter():
     assert index.lookup("What does epsilon-DPO adapt?") == ({"epsilon-DPO": ["a"]}, [])
     assert index.lookup("What does Epsilon-DPO adapt?") == ({"Epsilon-DPO": ["a"]}, [])
     assert index.lookup("What does alpha-DPO adapt?") == ({}, ["alpha-DPO"])  # another letter, another name
+    assert index.lookup("What does eps-DPO adapt?") == ({"eps-DPO": ["a"]}, [])  # (session 41) epsilon's ASCII spelling
 
 
 def test_a_project_link_names_its_project():
@@ -149,6 +150,16 @@ def test_a_name_written_with_a_capital_inside_may_be_typed_in_lower_case(tmp_pat
     assert NameIndex.load(tmp_path).casual == index.casual == {"snapvit", "omiso"}
     # a names.json whose lower-case list holds a key without documents (edited by hand) names nothing
     assert NameIndex({"snap": ["a"]}, 1, {}, frozenset({"snapvit"})).lookup("snapvit?") == ({}, [])
+
+
+def test_a_capital_before_a_capitalised_word_may_be_typed_in_lower_case():
+    # (session 41) "XVerse" is no word in any case, as "SnapViT" is not ("t2i r1 vs xverse, what does each add?");
+    # a plural acronym ("LLMs") ends in one small letter and stays case-sensitive: "llms" is typed as a word
+    docs = [("a", "We present XVerse, multi-subject control."), ("b", "LLMs reason."), ("c", "LLMs plan.")]
+    index = NameIndex.build(docs, is_word=lambda w: False)
+    assert index.lookup("how does xverse control subjects?") == ({"xverse": ["a"]}, [])
+    assert index.lookup("which llms plan?") == ({}, [])
+    assert index.casual == {"xverse"}
 
 
 def test_a_plain_word_hyphened_before_a_known_name_describes_it():

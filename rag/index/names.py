@@ -48,6 +48,7 @@ _DESCRIBED = re.compile(r"^(.*?[A-Za-z0-9])-(?:based|style|like|aware|free|guide
 # Greek letters as a keyboard spells them: a question writes "epsilon-DPO" for the abstract's "ε-DPO".
 _GREEK = dict(zip("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho "
                   "sigma tau upsilon phi chi psi omega".split(), "αβγδεζηθικλμνξοπρστυφχψω"))
+_GREEK["eps"] = "ε"  # the usual ASCII spelling of epsilon ("eps-DPO" for "ε-DPO")
 _SPELLED_GREEK = re.compile(rf"^({'|'.join(_GREEK)})-(.+)$")
 
 
@@ -92,17 +93,18 @@ def url_names(text: str) -> set[str]:
 
 # What names.json holds (2: also the documents' labels and titles, `NameIndex.titles`; 3: the names a
 # question may type in lower case, `NameIndex.casual`; 4: the names of project links, `url_names`; 5: all-capital
-# names among the casual ones); an index saved with another format is rebuilt by the next ingest, readers go on
-# with what it has.
-FORMAT = 5
+# names among the casual ones; 6: a capital before a capitalised word among them, "XVerse"); an index saved with
+# another format is rebuilt by the next ingest, readers go on with what it has.
+FORMAT = 6
 # Users type names in lower case ("snapvit pruning: ..."). A name the corpus always writes with a capital
 # inside the word after a lower-case letter (SnapViT, PermLLM, JacobianODE) is no word in any case, so a
 # question's lower-case word naming it names it, unless the corpus also writes it as a plain lower-case
 # word, it is an English word or one's plural ("BraVE" is "brave", "CoTs" "cots"), or it is shorter than
 # CASUAL_MIN letters.
 # So does an all-capital one ("IOSTOM", "REBMBO": "iostom"), on the same terms: "SPOT", "DISCO" and "WISE"
-# stay case-sensitive, in lower case they are English words.
-_CAMEL = re.compile(r"[a-z][A-Z]")
+# stay case-sensitive, in lower case they are English words. So does a capital before a capitalised word
+# ("XVerse", "PCGrad"; not a plural acronym, "LLMs", which ends in one small letter).
+_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z][A-Z][a-z]{2,}")
 _LOWER_WORD = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?![\w-])")
 CASUAL_MIN = 4
 # Fewest words of a label or title that a question must quote whole for it to name its paper: shorter
