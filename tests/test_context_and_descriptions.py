@@ -6,7 +6,7 @@ sentences below are made up, not the corpus's, except where a test asks the seed
 question is reworded from the one that showed the rule).
 """
 import rag
-from rag.answering.asked import asks_for_name, attribute_terms, reports_test
+from rag.answering.asked import asks_for_name, attribute_terms, names_asked_kind, reports_test
 from rag.answering.parts import question_parts
 
 
@@ -41,6 +41,14 @@ def test_a_chinese_question_for_dataset_names_is_refused_when_the_abstract_only_
     # the DualFocus abstract says "four public datasets" and names none
     ans = rag.answer("DualFocus 实验用的四个公开数据集分别叫什么名字？", settings=seed_settings)
     assert ans.refused
+
+
+def test_a_chinese_question_for_a_kind_of_thing_is_answered_by_the_sentence_naming_one(seed_settings):
+    # (session 41) "哪个机器人" is read through its glosses ("robot"), as "which robot" is: the sentence naming
+    # the robot beside that word joins the answer (before: refused, no chosen sentence naming a thing)
+    assert names_asked_kind("Alpha 部署在哪个机器人上？", {})("It is deployed on the Unitree G1 robot.")
+    ans = rag.answer("那篇让人形机器人学功夫的论文，最后部署在哪个机器人上？", settings=seed_settings)
+    assert not ans.refused and "Unitree G1" in ans.text
 
 
 def test_the_methods_a_paper_compared_against_are_asked_for_by_name():

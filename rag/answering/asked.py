@@ -12,6 +12,7 @@ from typing import Callable
 from rag.answering.quantity import (ALSO_NAMES_THEM, ENUMERATOR, KIND_WORDS, asks_quantity, counted,
                                     states_quantity)
 from rag.index.names import extract_names
+from rag.index.translate import english_query
 from rag.text import mostly_cjk
 
 # Questions asking which named thing a paper used: the answer names it (a model, dataset or
@@ -237,8 +238,10 @@ def names_asked_kind(question: str, named: dict[str, list[str]] | None) -> Calla
         asked = _COUNTS_NAMED_THING.search(question)
     if asked is None:
         return None
-    names_something = _names_new_thing(question, named, asked.group())
-    words = {w.casefold().removesuffix("s") for w in re.findall(r"[A-Za-z]+", asked.group())}
+    # "部署到哪个机器人上了" (deployed on which robot?): a Chinese kind is read through its dictionary glosses
+    kind_text = english_query(asked.group()) if mostly_cjk(asked.group()) else asked.group()
+    names_something = _names_new_thing(question, named, kind_text)
+    words = {w.casefold().removesuffix("s") for w in re.findall(r"[A-Za-z]+", kind_text)}
     family = frozenset().union(*(f for f in _KIND_FAMILIES if f & words))
     if not family:
         return None
