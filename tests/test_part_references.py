@@ -1,6 +1,7 @@
 """Which paper a part of a question refers to (session 41's rules): by its place among those the question
 gave ("the first", "the latter", 前者), by a description beside another part's ("the early-exit one ...,
-the pruning one"), or by a pronoun after the paper's own name ("how does LTS-P build its controller?").
+the pruning one"), or by a pronoun after the paper's own name ("how does LTS-P build its controller?");
+where a part begins ("... and also what ..."); and Chinese papers described side by side and asked 分别.
 
 Drawn from dev and fresh held-out questions the answerer failed. The unit tests use made-up abstracts and
 a word-overlap similarity; the others ask the seed index, reworded from the questions that showed the rule
@@ -12,6 +13,7 @@ import pytest
 
 import rag
 from rag.answering.ordinals import pointed_papers
+from rag.answering.parts import question_parts
 from rag.types import Hit
 
 HITS = [
@@ -132,3 +134,19 @@ def test_seed_a_pronoun_after_a_papers_own_name_is_that_papers(seed_settings):
                      "LTS-P design its stabilizing controller?", settings=seed_settings)
     assert {c.label for c in ans.citations} == {"Model-free approach targeting the HJB equation", "LTS-P"}
     assert "robust stabilizing controller" in ans.text
+
+
+def test_and_also_starts_a_second_question_without_a_comma():
+    assert question_parts("sample complexity of alpha and also what kind of convergence does beta get") == \
+        ["sample complexity of alpha", "and also what kind of convergence does beta get"]
+    assert question_parts("Which datasets and what metrics does Alpha use?") == \
+        ["Which datasets and what metrics does Alpha use?"]  # one question asking two things of one paper
+
+
+
+def test_chinese_papers_described_side_by_side_are_each_asked_by_fen_bie(seed_settings):
+    # "分别" (respectively) asks of each paper the question describes, as "each" does in English
+    # (before: RoTO alone)
+    ans = rag.answer("搞触觉的那篇和利用时间反演对称性那篇，分别用了什么 benchmark？", settings=seed_settings)
+    assert {c.label for c in ans.citations} == {"RoTO", "TR-DRL"}
+    assert "Robot Tactile Olympiad" in ans.text and "MetaWorld" in ans.text

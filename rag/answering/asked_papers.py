@@ -134,7 +134,9 @@ def asked_papers(question: str, hits: list[Hit], terms: list[str], *, named: dic
         # about, whether or not the question says "each".
         named = {**named, **{d: docs for d, docs in described_other(question, hits, named, similarity).items()
                              if listed_after_name(question, d, named)}}
-    if not named and of_each and by_paper and similarity is not None:
+    # (a Chinese question asks of each paper it describes by 分别 / 各自, "respectively" / "each")
+    of_each_zh = crosslingual and not one_of and t.label_share <= 1 and bool(ASKS_OF_EACH.search(question))
+    if not named and (of_each or of_each_zh) and by_paper and similarity is not None:
         # "For the tactile-sensing RL paper and the time-reversal symmetry paper, which benchmark does each
         # use?": two papers described, none named; each is the retrieved abstract closest to its description.
         named = described_papers(question, hits, similarity)

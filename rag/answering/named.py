@@ -331,7 +331,9 @@ _DESCRIBED_ZH = re.compile(r"那篇[^，。？?：:；;]{2,40}?的?(?:论文|工
 def described_papers(question: str, hits: list[Hit], similarity: Similarity) -> dict[str, list[str]]:
     """{description: [doc id]} for two or more papers a question describes without naming, or {}: each is
     the retrieved abstract closest in meaning to its description, a different one for each."""
-    described = [m.group().strip() for m in _PAPER_DESCRIBED.finditer(question)]
+    # (in Chinese: "多模态安全对齐那篇和搞 reward model 泛化那篇", "the multimodal safety alignment one and the
+    # one on reward model generalisation")
+    described = [m.group().strip() for m in (_DESCRIBED_ZH if mostly_cjk(question) else _PAPER_DESCRIBED).finditer(question)]
     if len(described) < 2 or len(hits) < len(described):
         return {}
     out: dict[str, list[str]] = {}

@@ -20,7 +20,9 @@ from rag.text import mostly_cjk
 # ("..., and roughly how large were the action spaces?").
 # So does ", and in/for <Name>, what ...?" ("In JacobianODE, what is controlled, and in OMiSO, what
 # stimulation was used?"): each part asks its own question of the paper it names.
-_PART_BREAK = re.compile(r"(?<=[?？])\s*(?=\S)|,\s*(?=and\s+(?:also\s+|then\s+|[a-z]+ly\s+)?"
+# Typed without the comma, "... and also what ...?" still starts a second question: "also" says so.
+_PART_BREAK = re.compile(r"(?<=[?？])\s*(?=\S)|\s+(?=and\s+also\s+(?:which|what|how|where|when|who|why)\b)"
+                         r"|,\s*(?=and\s+(?:also\s+|then\s+|[a-z]+ly\s+)?"
                          r"(?:which|what|how|where|when|who|why|does|do|did|is|are|was|"
                          r"were|can|(?:in|on|at|for|from|with|by|to|under|during|into|of)\s+(?:which|what)"
                          r"|(?:in|for)\s+(?:the\s+)?(?-i:[A-Z])[\w.-]*(?:\s+(?:paper|work|abstract))?\s*,\s*"
