@@ -15,7 +15,7 @@ from rag.config import OfflineSettings
 
 
 def close_first_abstract(closeness: Sequence[float | None] | None, allowed: list[int],
-                         t: OfflineSettings, *, by_margin: bool = False) -> int | None:
+                         t: OfflineSettings, *, by_margin: bool = False, margin: float | None = None) -> int | None:
     """The best-ranked hit when its whole abstract is close enough in meaning to be evidence alone.
 
     A reworded question describes what a paper is about, often in words no single sentence
@@ -27,7 +27,8 @@ def close_first_abstract(closeness: Sequence[float | None] | None, allowed: list
     With `by_margin`, a first abstract less close than `abstract_closeness` qualifies too when it
     stands out from every other retrieved abstract by `abstract_margin` (and reaches
     `margin_closeness`): a question describing one paper in other words is much closer to it than
-    to any other, while an off-corpus question is about as far from several.
+    to any other, while an off-corpus question is about as far from several. `margin`: another margin
+    than `abstract_margin` for that.
     """
     if not closeness or t.abstract_closeness is None or not allowed or allowed[0] >= len(closeness):
         return None
@@ -35,19 +36,22 @@ def close_first_abstract(closeness: Sequence[float | None] | None, allowed: list
     own = closeness[first]
     if own is None:
         return None
-    if own >= t.abstract_closeness or by_margin and stands_out(closeness, first, t):
+    if own >= t.abstract_closeness or by_margin and stands_out(closeness, first, t, margin=margin):
         return first
     return None
 
 
-def stands_out(closeness: Sequence[float | None] | None, first: int, t: OfflineSettings) -> bool:
+def stands_out(closeness: Sequence[float | None] | None, first: int, t: OfflineSettings, *,
+               margin: float | None = None) -> bool:
     """Whether hit `first`'s abstract is closer to the question than every other retrieved abstract by
-    `abstract_margin`, and reaches `margin_closeness` (closeness: as for `close_first_abstract`)."""
-    if t.abstract_margin is None or not closeness or first >= len(closeness) or closeness[first] is None:
+    `margin` (default `abstract_margin`), and reaches `margin_closeness` (closeness: as for
+    `close_first_abstract`)."""
+    margin = t.abstract_margin if margin is None else margin
+    if margin is None or not closeness or first >= len(closeness) or closeness[first] is None:
         return False
     others = [c for i, c in enumerate(closeness) if i != first and c is not None]
     own = closeness[first]
-    return bool(others) and own >= t.margin_closeness and own - max(others) >= t.abstract_margin
+    return bool(others) and own >= t.margin_closeness and own - max(others) >= margin
 
 
 def closest_papers(chosen: list[Candidate], closeness: Sequence[float | None] | None,

@@ -373,11 +373,18 @@ def _compose_one(
         # Standing out from the other abstracts vouches for what a paper is about, not for a number or a
         # name it states, nor for its being the paper a "which paper ...?" question identifies (a wrong
         # identification is a wrong-paper answer): such questions are left to their sentences.
+        # ... unless it stands out by the wider `identify_margin`: then it is the paper described, and its
+        # sentences stating what is asked (a number) answer; a paper stating none is refused. (Not for a
+        # name asked for: any name in a sentence passes for one, "nanoGPT" for a point cloud dataset.)
         by_margin = (required is None and named_thing is None and not _asks_quantity(question)
                      and not _ASKS_FOR_PAPER.search(question))
         near = close_first_abstract(closeness, allowed, t, by_margin=by_margin)
-        if near is not None:  # the question describes this paper: quote its best sentences
-            chosen = choose([c for c in pool if c.hit_index == near], q_terms=focus, weights=weights, many=many, t=t)
+        own = [c for c in pool if c.hit_index == near]
+        if near is None and not by_margin and named_thing is None and t.identify_margin is not None:
+            near = close_first_abstract(closeness, allowed, t, by_margin=True, margin=t.identify_margin)
+            own = [c for c in pool if c.hit_index == near and (required is None or required(c.text))]
+        if near is not None and own:  # the question describes this paper: quote its best sentences
+            chosen = choose(own, q_terms=focus, weights=weights, many=many, t=t)
             evidence = t.min_evidence
     if evidence < t.min_evidence:
         if wanted and unknown_names and asks_to_compare:
