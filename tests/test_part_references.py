@@ -150,3 +150,12 @@ def test_chinese_papers_described_side_by_side_are_each_asked_by_fen_bie(seed_se
     ans = rag.answer("搞触觉的那篇和利用时间反演对称性那篇，分别用了什么 benchmark？", settings=seed_settings)
     assert {c.label for c in ans.citations} == {"RoTO", "TR-DRL"}
     assert "Robot Tactile Olympiad" in ans.text and "MetaWorld" in ans.text
+
+
+def test_seed_a_part_writing_only_a_detail_asks_about_the_paper_named_before(seed_settings):
+    # "GPU" labels no paper: the part asks DynamicRAG's GPU hours, not about SnapViT, the one abstract
+    # writing "GPU" (before: answered from SnapViT's "five minutes on a single A100 GPU", a wrong paper)
+    for question in ("DynamicRAG 的 reranker 是从哪个模型初始化的？训练用了多少 GPU 小时？",
+                     "What base model does DynamicRAG's reranker start from, and how many GPU hours?"):
+        ans = rag.answer(question, settings=seed_settings)
+        assert ans.refused and "SnapViT" not in ans.text, question

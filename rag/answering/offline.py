@@ -27,10 +27,10 @@ from rag.answering.details import raise_stating_sentences
 from rag.answering.field_terms import missing_field_terms
 from rag.answering.framing import (COMPARISON_TERMS, EACH_TERMS, FRAMING_GLOSSES, QUANTITY_WORDS,
                                    QUESTION_WORDS, content_terms)
-from rag.answering.named import (Similarity, described_apart, doc_ids, labelling, named_by_label, not_stated,
+from rag.answering.named import (Similarity, described_apart, descriptions, doc_ids, labelling, named_by_label, not_stated,
                                  paper_names, papers_named, recorded_authors, without_field_acronyms, written)
 from rag.answering.glosses import gloss_groups, stating_quoted_term
-from rag.answering.ordinals import pointed_papers
+from rag.answering.ordinals import ONE_DESCRIBED, pointed_papers
 from rag.answering.parts import alternatives, own_terms, question_parts, without_paper_count
 from rag.answering.quantity import asks_quantity as _asks_quantity, counted
 from rag.answering.quoting import (cited, denial, denies, passages_shown, render, with_denial,
@@ -122,6 +122,16 @@ def _points_back(part: str, names_here: dict[str, list[str]], hits: Sequence[Hit
     return pronoun.start() < first_name or not labelling(names_here, list(hits))
 
 
+def _only_details(part: str, here: dict[str, list[str]], before: dict[str, list[str]], hits: Sequence[Hit]) -> bool:
+    """Whether a part writes only details of the one paper the question named before it: names labelling no
+    paper, and no description of another ("DynamicRAG 的 reranker ...？RL 训练花了多少 GPU 小时？" asks
+    DynamicRAG's GPU hours, not about SnapViT, the one abstract writing "GPU"; not "..., and what's the GRPO
+    variant in the image one called?", nor a part after two papers named)."""
+    own = labelling(before, list(hits))
+    return (not labelling(here, list(hits)) and len(papers_named(own)) == 1
+            and next(descriptions(part, {}), None) is None and not ONE_DESCRIBED.search(part))
+
+
 def _part_options(part: str, options: dict, preceding: str = "", hits: Sequence[Hit] = ()) -> dict:
     """The options a part of a question is answered with: a part writing some of the papers' names the
     question gives asks about those papers ("What benchmark does X use, and what base model does Y build
@@ -150,7 +160,8 @@ def _part_options(part: str, options: dict, preceding: str = "", hits: Sequence[
     # part's "they" is X, which it writes, not CoT, named after it)
     before = {n: docs for n, docs in named.items()
               if n not in names_here and written(n).search(preceding)}
-    if before and _points_back(part, {n: named[n] for n in names_here}, hits):
+    here = {n: named[n] for n in names_here}
+    if before and (_points_back(part, here, hits) or _only_details(part, here, before, hits)):
         # "t2i-r1 base model? and what is their GRPO variant called": "their" is the paper the question
         # named before; the name this part writes is a detail of it (among thousands of papers, "GRPO" names
         # the papers about GRPO, not T2I-R1, which writes it only inside "BiCoT-GRPO").

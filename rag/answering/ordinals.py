@@ -28,7 +28,7 @@ _BETWEEN_MENTIONS = re.compile(r"\s*(?:[,;:.?!，。；：？！、]|\s-{1,3}\s|
                                re.I)
 # A paper described by what it does, after a count of papers: "the model-free HJB one", "one measuring how
 # much noisy forecasts help an online controller" (not "the first one", "the other one").
-_ONE_DESCRIBED = re.compile(r"\bthe\s+(?!(?:first|second|third|other|same|former|latter|last|only)\b)"
+ONE_DESCRIBED = re.compile(r"\bthe\s+(?!(?:first|second|third|other|same|former|latter|last|only)\b)"
                             r"(?:(?!(?:from|of|in|on|to|for|with|by|at|as|this|that|each|every|any|no|and|or)\b)"
                             r"[\w/'-]+\s+){1,5}?one\b|\bone\s+(?:that\s+|which\s+)?"
                             r"(?:\w+ing|on|about|for|with|where|in)\b[^,;:.?!]*", re.I)
@@ -67,7 +67,7 @@ def _mentions(text: str, hits: list[Hit], named: dict[str, list[str]],
             continue
         # ("two of the papers approach ...", "both works" speak of several papers, not of one)
         described = next((m for m in descriptions(stretch, named) if not _SEVERAL.search(m.group())), None) \
-            or _ONE_DESCRIBED.search(stretch)
+            or ONE_DESCRIBED.search(stretch)
         if described is not None:
             best = closest_described(described.group(), hits, similarity, taken=doc_ids(dict(out)))
             if best is not None:
@@ -107,7 +107,7 @@ def _by_description(part: str, hits: list[Hit],
     body = part.rstrip(" ?？.!。！")
     clause = part[m.end():] if (m := _CLAUSE_START.match(body)) else part
     # (a definite description refers to a paper given before; "a method that does this" asks for one)
-    ref = next((m for m in [*descriptions(clause, {}), *_ONE_DESCRIBED.finditer(clause)]
+    ref = next((m for m in [*descriptions(clause, {}), *ONE_DESCRIBED.finditer(clause)]
                 if not _SEVERAL.search(m.group()) and not _INDEFINITE.match(m.group())), None)
     if ref is None:
         return None
