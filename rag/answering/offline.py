@@ -27,8 +27,9 @@ from rag.answering.details import raise_stating_sentences
 from rag.answering.field_terms import missing_field_terms
 from rag.answering.framing import (COMPARISON_TERMS, EACH_TERMS, FRAMING_GLOSSES, QUANTITY_WORDS,
                                    QUESTION_WORDS, content_terms)
-from rag.answering.named import (Similarity, described_apart, descriptions, doc_ids, labelling, named_by_label, not_stated,
-                                 paper_names, papers_named, recorded_authors, without_field_acronyms, written)
+from rag.answering.named import (Similarity, described_apart, descriptions, doc_ids, labelling, named_by_label,
+                                 not_stated, paper_names, papers_named, recorded_authors, without_field_acronyms,
+                                 written)
 from rag.answering.glosses import gloss_groups, stating_quoted_term
 from rag.answering.ordinals import ONE_DESCRIBED, pointed_papers
 from rag.answering.parts import alternatives, own_terms, question_parts, without_paper_count

@@ -1,9 +1,11 @@
-"""Which paper "the first", "the latter" or 前者 points at, in a question that introduced its papers in order.
+"""Which paper a part of a question points at: by its place ("the first", "the latter", 前者) among the
+papers the question introduced in order, or by a definite description beside another part's.
 
 "Two papers: the model-free HJB one and the trust-region one. What does the first propose, and what
 applications does the second demonstrate?" asks one thing of each paper, in the order the question
-gave them. Such a part is answered from its paper alone, as if it named it: the words "first" and
-"second" say which paper is meant, not what a sentence must state.
+gave them; "What speedup does the early-exit one report, and which models did the pruning one test?"
+asks one thing of each paper it describes. Such a part is answered from its paper alone, as if it named
+it: the words "first" or "early-exit one" say which paper is meant, not what a sentence must state.
 """
 from __future__ import annotations
 
@@ -29,9 +31,9 @@ _BETWEEN_MENTIONS = re.compile(r"\s*(?:[,;:.?!，。；：？！、]|\s-{1,3}\s|
 # A paper described by what it does, after a count of papers: "the model-free HJB one", "one measuring how
 # much noisy forecasts help an online controller" (not "the first one", "the other one").
 ONE_DESCRIBED = re.compile(r"\bthe\s+(?!(?:first|second|third|other|same|former|latter|last|only)\b)"
-                            r"(?:(?!(?:from|of|in|on|to|for|with|by|at|as|this|that|each|every|any|no|and|or)\b)"
-                            r"[\w/'-]+\s+){1,5}?one\b|\bone\s+(?:that\s+|which\s+)?"
-                            r"(?:\w+ing|on|about|for|with|where|in)\b[^,;:.?!]*", re.I)
+                           r"(?:(?!(?:from|of|in|on|to|for|with|by|at|as|this|that|each|every|any|no|and|or)\b)"
+                           r"[\w/'-]+\s+){1,5}?one\b|\bone\s+(?:that\s+|which\s+)?"
+                           r"(?:\w+ing|on|about|for|with|where|in)\b[^,;:.?!]*", re.I)
 _SEVERAL = re.compile(r"\b(?:papers|works|studies|articles|methods|approaches)\b", re.I)
 _INDEFINITE = re.compile(r"\s*(?:a|an|one)\b", re.I)
 # The clause the reference stands in begins after the last sentence or clause break before it.
@@ -104,6 +106,7 @@ def _clause_with_it(part: str, ref: re.Match) -> str:
 
 def _by_description(part: str, hits: list[Hit],
                     similarity: Similarity) -> tuple[str, dict[str, list[str]]] | None:
+    """The paper the last clause of the part describes with a definite description, or None."""
     body = part.rstrip(" ?？.!。！")
     clause = part[m.end():] if (m := _CLAUSE_START.match(body)) else part
     # (a definite description refers to a paper given before; "a method that does this" asks for one)
