@@ -86,15 +86,28 @@ def pointed_papers(question: str, parts: list[str], hits: list[Hit], named: dict
     mentioned before its first such reference; or, in a question naming no paper, by a description
     ("What speedup does the early-exit one report, and which models did the pruning one test?") when two
     or more parts describe papers so and their descriptions pick different retrieved abstracts."""
+    none: list[tuple[str, dict[str, list[str]]] | None] = [None] * len(parts)
     if similarity is None or not hits:
-        return [None] * len(parts)
-    if _reference(question) is not None:
-        return [_by_place(question, part, hits, named, similarity) for part in parts]
+        return none
+    # (each part's reference is found first: the papers are resolved, by the sentence model, only when a
+    # question has a part to point at them, and once for all its parts)
+    first = _reference(question)
+    if first is not None:
+        refs = [_reference(part) for part in parts]
+        if not any(refs):
+            return none
+        mentions = _mentions(question[:first.start()], hits, without_field_acronyms(named or {}, hits), similarity)
+        if len(mentions) < 2 or len({frozenset(docs) for _, docs in mentions}) < len(mentions):
+            return none  # fewer than two papers before the first reference, or two mentions of one paper
+        return [_by_place(part, ref, mentions) if ref is not None else None for part, ref in zip(parts, refs)]
     if named:
-        return [None] * len(parts)  # (a part describing a paper beside named ones: `described_apart`)
-    described = [_by_description(part, hits, similarity) for part in parts]
-    papers = {frozenset(docs) for found in described if found for docs in found[1].values()}
-    return described if len(papers) >= 2 else [None] * len(parts)
+        return none  # (a part describing a paper beside named ones: `described_apart`)
+    described = [_description(part) for part in parts]
+    if sum(found is not None for found in described) < 2:
+        return none
+    pointed = [_by_description(*found, hits, similarity) if found is not None else None for found in described]
+    papers = {frozenset(docs) for found in pointed if found for docs in found[1].values()}
+    return pointed if len(papers) >= 2 else none
 
 
 def _clause_with_it(part: str, ref: re.Match) -> str:
@@ -104,31 +117,25 @@ def _clause_with_it(part: str, ref: re.Match) -> str:
     return " ".join(clause.split())
 
 
-def _by_description(part: str, hits: list[Hit],
-                    similarity: Similarity) -> tuple[str, dict[str, list[str]]] | None:
-    """The paper the last clause of the part describes with a definite description, or None."""
+def _description(part: str) -> tuple[str, re.Match] | None:
+    """(the last clause of the part, the definite description of a paper in it), or None."""
     body = part.rstrip(" ?？.!。！")
     clause = part[m.end():] if (m := _CLAUSE_START.match(body)) else part
     # (a definite description refers to a paper given before; "a method that does this" asks for one)
     ref = next((m for m in [*descriptions(clause, {}), *ONE_DESCRIBED.finditer(clause)]
                 if not _SEVERAL.search(m.group()) and not _INDEFINITE.match(m.group())), None)
-    if ref is None:
-        return None
+    return (clause, ref) if ref is not None else None
+
+
+def _by_description(clause: str, ref: re.Match, hits: list[Hit],
+                    similarity: Similarity) -> tuple[str, dict[str, list[str]]] | None:
+    """The paper the description in the clause picks: the retrieved abstract closest to it."""
     best = closest_described(ref.group(), hits, similarity, taken=frozenset())
     return (_clause_with_it(clause, ref), {ref.group().strip(): [best]}) if best is not None else None
 
 
-def _by_place(question: str, part: str, hits: list[Hit], named: dict[str, list[str]] | None,
-              similarity: Similarity) -> tuple[str, dict[str, list[str]]] | None:
-    """The paper the part points at by its place; None: no reference, fewer than two papers mentioned
-    before the question's first reference, or two mentions of one paper."""
-    ref = _reference(part)
-    first = _reference(question)
-    if ref is None or first is None:
-        return None
-    mentions = _mentions(question[:first.start()], hits, without_field_acronyms(named or {}, hits), similarity)
-    if len(mentions) < 2 or len({frozenset(docs) for _, docs in mentions}) < len(mentions):
-        return None
+def _by_place(part: str, ref: re.Match, mentions: list[tuple[str, list[str]]]) -> tuple[str, dict[str, list[str]]] | None:
+    """The mention the part's reference points at by its place, or None when there are fewer."""
     at = _POSITION[ref.group("word").casefold()]
     if at >= len(mentions):
         return None
