@@ -104,7 +104,7 @@ FORMAT = 6
 # So does an all-capital one ("IOSTOM", "REBMBO": "iostom"), on the same terms: "SPOT", "DISCO" and "WISE"
 # stay case-sensitive, in lower case they are English words. So does a capital before a capitalised word
 # ("XVerse", "PCGrad"; not a plural acronym, "LLMs", which ends in one small letter).
-_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z][A-Z][a-z]{2,}")
+_CAPITAL_INSIDE = re.compile(r"[a-z][A-Z]|[A-Z][A-Z][a-z]{2,}")
 _LOWER_WORD = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?![\w-])")
 CASUAL_MIN = 4
 # Fewest words of a label or title that a question must quote whole for it to name its paper: shorter
@@ -166,7 +166,7 @@ class NameIndex:
                 by_title.setdefault(key, set()).add(doc_id)
         casual = frozenset(key for key, written in spellings.items()
                            if len(key) >= CASUAL_MIN and _LOWER_WORD.fullmatch(key) and key not in plain
-                           and all(_CAMEL.search(w) or w.isupper() for w in written)
+                           and all(_CAPITAL_INSIDE.search(w) or w.isupper() for w in written)
                            and not (is_word and (is_word(key) or key.endswith("s") and is_word(key[:-1]))))
         return cls({k: sorted(v) for k, v in found.items()}, len(ids), {k: sorted(v) for k, v in by_title.items()},
                    casual)
