@@ -8,6 +8,7 @@ word the refusal when a named paper does not state what is asked.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections.abc import Callable, Iterator, Mapping, Set as AbstractSet
 
 import numpy as np
@@ -15,7 +16,7 @@ import numpy as np
 from rag.answering.asked import TERM_ACRONYM
 from rag.index.lexical import tokenize
 from rag.index.names import doc_ids, title_key
-from rag.index.translate import english_query
+from rag.index.translate import english_query, technical_terms
 from rag.text import mostly_cjk
 from rag.types import Hit
 
@@ -137,6 +138,37 @@ def without_examples(named: dict[str, list[str]], question: str) -> dict[str, li
         return bool(at) and all(any(a <= i < b for a, b in spans) for i in at)
     kept = {n: docs for n, docs in named.items() if not only_in_examples(n)}
     return kept or named
+
+
+@lru_cache(maxsize=1)
+def _field_terms() -> frozenset[str]:
+    """The English terms of the shipped ML glossary, case-folded ("llm", "proximal policy optimization")."""
+    return frozenset(term.casefold() for senses in technical_terms().values() for term in senses)
+
+
+def _is_field_term(name: str) -> bool:
+    folded = name.casefold()
+    return folded in _field_terms() or folded.endswith("s") and folded[:-1] in _field_terms()
+
+
+def shared_names(named: dict[str, list[str]], hits: list[Hit], question: str) -> dict[str, list[str]]:
+    """The question's names that say what the papers it asks for have in common, when every name does.
+
+    "Which papers deploy their method on the G1 humanoid?": G1 labels no retrieved abstract, it is a
+    thing papers write about, and the papers asked for are those writing it; an abstract merely close
+    in meaning (another robotics paper) is no answer. Not when a name labels a paper ("which papers,
+    besides SoLS, ...") or is given only as an example ("e.g. AlpacaEval"), nor when it is a term of the
+    field ("LLMs", "PPO"), which papers write whatever their topic: then the name does not decide
+    which papers answer.
+    """
+    if not named or labelling(named, hits) or any(_is_field_term(n) for n in named):
+        return {}
+    spans = [m.span() for m in EXAMPLES.finditer(question)]
+    for name in named:
+        at = [m.start() for m in re.finditer(re.escape(name), question, re.I)]
+        if not at or all(any(a <= i < b for a, b in spans) for i in at):
+            return {}
+    return named
 
 
 def paper_names(named: dict[str, list[str]], hits: list[Hit]) -> dict[str, list[str]]:

@@ -28,14 +28,15 @@ from rag.answering.field_terms import missing_field_terms
 from rag.answering.framing import (COMPARISON_TERMS, EACH_TERMS, FRAMING_GLOSSES, QUANTITY_WORDS,
                                    QUESTION_WORDS, content_terms)
 from rag.answering.named import (Similarity, described_apart, descriptions, doc_ids, labelling, named_by_label,
-                                 not_stated, paper_names, papers_named, recorded_authors, without_field_acronyms,
-                                 written)
+                                 not_stated, paper_names, papers_named, recorded_authors,
+                                 shared_names, without_field_acronyms, written)
 from rag.answering.glosses import gloss_groups, stating_quoted_term
 from rag.answering.ordinals import ONE_DESCRIBED, pointed_papers
 from rag.answering.parts import alternatives, own_terms, question_parts, without_paper_count
 from rag.answering.quantity import asks_quantity as _asks_quantity, counted
 from rag.answering.quoting import (cited, denial, denies, passages_shown, render, with_denial,
-                                   with_each_paper, with_followers, with_next_best, with_proposal)
+                                   with_each_paper, with_followers, with_next_best, with_proposal,
+                                   with_writing)
 from rag.answering.refusal import REFUSAL
 from rag.answering.scoring import choose, meaning_of, score, score_glosses, together
 from rag.answering.wording import join_compounds, near_words, question_phrases
@@ -409,6 +410,14 @@ def _compose_one(
     # A Chinese question's words reach English sentences through their dictionary glosses.
     denied = focus if not crosslingual else [x for x in content_terms(english_query(question)) if x not in name_terms]
     chosen = with_next_best(chosen, pool, t)  # after the decision: more context never makes an answer
+    # A question asking for the papers that share a named thing ("Which papers deploy on the G1 humanoid?")
+    # is answered by the papers writing it, not by those only close in meaning; each is quoted where it
+    # writes the name.
+    shared = shared_names(named, hits, question) if many and not described else {}
+    if shared:
+        writing = doc_ids(shared)
+        chosen = with_writing([c for c in chosen if hits[c.hit_index].doc_id in writing] or chosen, pool,
+                              [written(n) for n in shared])
     if comparing:  # "Compare X and Y: how does each ...?" is answered for each paper it names
         chosen = with_each_paper(chosen, pool, [{i for i, h in enumerate(hits) if h.doc_id in docs}
                                                 for docs in named.values()])

@@ -21,6 +21,8 @@ from rag.types import Hit
 # abstract's context: what the paper itself does is stated after it.
 BACKGROUND = re.compile(r"^(?:existing|prior|previous|current|conventional|traditional|standard|typical|most|many|"
                          r"however|despite|although|while|yet|unfortunately|recent|recently)\b", re.I)
+# A sentence saying what is done in place of what the sentence before it rules out.
+_IN_PLACE = re.compile(r"^(?:instead|rather|in contrast|by contrast)\b", re.I)
 OWN_WORK = re.compile(r"\b(?:we|our|this (?:paper|work))\b", re.I)
 # "We propose ...", "This paper introduces ...": the sentence stating the paper's own proposal.
 INTRO = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+)?(?:propose|introduce|present|develop|release)s?\b", re.I)
@@ -55,6 +57,22 @@ def with_each_paper(chosen: list[Candidate], pool: list[Candidate], papers: list
     return in_source_order([*chosen, *more]) if more else chosen
 
 
+def with_writing(chosen: list[Candidate], pool: list[Candidate], names: list[re.Pattern[str]]) -> list[Candidate]:
+    """Add, for each quoted paper whose quotes write none of `names`, its best sentence writing one.
+
+    An answer listing the papers that share a named thing ("Which papers deploy on the G1 humanoid?")
+    quotes, for each paper, where it writes the name: that sentence is why the paper is listed.
+    """
+    out = list(chosen)
+    for paper in dict.fromkeys(c.hit_index for c in chosen):
+        if any(n.search(c.text) for c in out if c.hit_index == paper for n in names):
+            continue
+        writing = [c for c in pool if c.hit_index == paper and any(n.search(c.text) for n in names)]
+        if writing:
+            out.append(max(writing, key=lambda c: c.score))
+    return in_source_order(out) if len(out) > len(chosen) else chosen
+
+
 def with_followers(chosen: list[Candidate], pool: list[Candidate]) -> list[Candidate]:
     """Add, after each quoted background sentence, the paper's own answer to it.
 
@@ -63,12 +81,19 @@ def with_followers(chosen: list[Candidate], pool: list[Candidate]) -> list[Candi
     sentence about its own work ("we ...", "our approach ..."): the one of those scoring best for
     the question, else the next sentence. Only a background sentence that does not itself speak of
     the paper's work gets a follower.
+
+    Any quoted sentence followed by one beginning "Instead" or "Rather" ("IOSTOM excludes actions from
+    its objective. Instead, we learn an implicit policy ...") gets that one too: it says what is done
+    in place of what the quoted sentence rules out.
     """
     out = list(chosen)
     for c in chosen:
+        after = [x for x in pool if x.hit_index == c.hit_index and x.chunk == c.chunk and x.start > c.start]
+        following = min(after, key=lambda x: x.start, default=None)
+        if following is not None and _IN_PLACE.match(following.text) and following not in out:
+            out.append(following)
         if not BACKGROUND.match(c.text) or OWN_WORK.search(c.text):
             continue
-        after = [x for x in pool if x.hit_index == c.hit_index and x.chunk == c.chunk and x.start > c.start]
         own = [x for x in after if OWN_WORK.search(x.text)]
         nxt = max(own, key=lambda x: (x.score, -x.start)) if own else min(after, key=lambda x: x.start, default=None)
         if nxt is not None and nxt not in out:
