@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from rag.answering.framing import COMPARISON_TERMS, QUESTION_WORDS
-from rag.answering.named import (Similarity, as_spelled, described_other, described_papers, doc_ids,
-                                 listed_after_name, named_by_label, named_by_label_zh, paper_names, papers_named,
+from rag.answering.named import (Similarity, as_spelled, described_in_chinese, described_other, described_papers,
+                                 doc_ids, listed_after_name, named_by_label, named_by_label_zh, paper_names, papers_named,
                                  quoted_labels, texts_of, without_examples)
 from rag.config import OfflineSettings
 from rag.index.translate import is_chinese
@@ -58,8 +58,8 @@ _ASKS_FOR_PAPERS = re.compile(r"\b(?:papers|articles)\b|\b(?:which|these|those|b
 # another one ("ε-DPO 和那篇把奖励拆开的论文", "ε-DPO and that paper splitting the reward").
 _ONE_PAPER_ZH = re.compile(r"[这那该此本哪一]篇论文")
 _ONE_DESCRIBED_PAPER_ZH = re.compile(r"[这那该此本哪一]篇[^，。？！；,.?!;]*?论文")
-_POINTS_AT_PAPERS = re.compile(r"\b(?:two|three|both|these|those)\s+(?:[\w-]+\s+){0,2}?(?:papers|articles|works|studies)\b",
-                               re.I)
+_POINTS_AT_PAPERS = re.compile(r"\b(?:two|three|both|these|those)\s+(?:[\w-]+\s+){0,2}?(?:papers|articles|works|studies)\b"
+                               r"|[这那]?[两三二]篇(?:[^，。？！；,.?!;]*?(?:论文|工作|文章|研究))?", re.I)
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,13 @@ def asked_papers(question: str, hits: list[Hit], terms: list[str], *, named: dic
                              if listed_after_name(question, d, named)}}
     # (a Chinese question asks of each paper it describes by 分别 / 各自, "respectively" / "each")
     of_each_zh = crosslingual and not one_of and t.label_share <= 1 and bool(ASKS_OF_EACH.search(question))
+    described_zh: dict[str, list[str]] = {}
+    if of_each_zh and by_paper and similarity is not None and len(papers_named(named)) == 1:
+        # "ε-DPO 和那篇把奖励拆成两部分的论文，分别改进了什么？": one paper named, another described beside it;
+        # both are asked about, as in an English comparison naming one paper (the description is no name
+        # labelling a paper, so it is kept apart from the names below).
+        described_zh = described_other(question, hits, named, similarity)
+        named = {**named, **described_zh}
     if not named and (of_each or of_each_zh) and by_paper and similarity is not None:
         # "For the tactile-sensing RL paper and the time-reversal symmetry paper, which benchmark does each
         # use?": two papers described, none named; each is the retrieved abstract closest to its description.
@@ -160,8 +167,14 @@ def asked_papers(question: str, hits: list[Hit], terms: list[str], *, named: dic
     # papers it is answered from are those its paper's own name picks: "SPOT 用的是哪个 MILP 求解器？"
     # is not answered from another abstract mentioning MILP.)
     wanted = doc_ids(paper_names(named, hits) if crosslingual else named)
+    if crosslingual:  # (a paper described, not named, is asked about as surely)
+        described_zh = described_in_chinese(named)
+        wanted |= doc_ids(described_zh)
     # "Two value-based papers avoid ...: X and Y. How does each ...?": with two papers named, a word
     # counting or pointing at papers refers to them (also in one paper's part of it); it asks for no others.
     pointed = _POINTS_AT_PAPERS.sub(" ", question) if len(papers_named(named)) >= 2 or one_of else question
-    many = asks_for_several(pointed, names_paper=bool(wanted))
+    for description in described_zh:  # (a paper described is one of them, not a request for papers)
+        pointed = re.sub(re.escape(description) + "(?:论文|工作|文章|研究)?", " ", pointed)
+    # (In one paper's part of a Chinese question, 论文 left where the other paper was described is that paper.)
+    many = asks_for_several(pointed, names_paper=bool(wanted)) and not (one_of and crosslingual)
     return AskedPapers(named, wanted, described, from_descriptions, many)

@@ -357,7 +357,14 @@ _METHOD_DESCRIBED = re.compile(r"\bthe\s+(?:(?!(?:and|the|on|about|that|which|of
 
 # "信任域那篇" ("the trust-region one"), "那篇把奖励拆成两部分的论文" ("the paper that splits the reward in two"):
 # a paper a Chinese question describes by what it does, before 那篇 ("that one") or between 那篇 and 论文.
-_DESCRIBED_ZH = re.compile(r"那篇[^，。？?：:；;]{2,40}?的?(?:论文|工作|文章|研究)|[^\s，。？?：:；;、,]{2,20}?的?那篇")
+# (not from a conjunction joining it to a name before it: "ε-DPO 和按样本优先级学习奖励模型的那篇")
+_DESCRIBED_ZH = re.compile(r"那篇[^，。？?：:；;]{2,40}?的?(?:论文|工作|文章|研究)"
+                           r"|[^\s，。？?：:；;、,和与跟及][^\s，。？?：:；;、,]{1,19}?的?那篇")
+
+
+def described_in_chinese(named: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The entries of `named` that are papers a Chinese question describes ("那篇把奖励拆成两部分的论文")."""
+    return {k: docs for k, docs in named.items() if _DESCRIBED_ZH.fullmatch(k)}
 
 
 def described_papers(question: str, hits: list[Hit], similarity: Similarity) -> dict[str, list[str]]:
