@@ -136,13 +136,10 @@ def asked_papers(question: str, hits: list[Hit], terms: list[str], *, named: dic
                              if listed_after_name(question, d, named)}}
     # (a Chinese question asks of each paper it describes by 分别 / 各自, "respectively" / "each")
     of_each_zh = crosslingual and not one_of and t.label_share <= 1 and bool(ASKS_OF_EACH.search(question))
-    described_zh: dict[str, list[str]] = {}
     if of_each_zh and by_paper and similarity is not None and len(papers_named(named)) == 1:
         # "ε-DPO 和那篇把奖励拆成两部分的论文，分别改进了什么？": one paper named, another described beside it;
-        # both are asked about, as in an English comparison naming one paper (the description is no name
-        # labelling a paper, so it is kept apart from the names below).
-        described_zh = described_other(question, hits, named, similarity)
-        named = {**named, **described_zh}
+        # both are asked about, as in an English comparison naming one paper.
+        named = {**named, **described_other(question, hits, named, similarity)}
     if not named and (of_each or of_each_zh) and by_paper and similarity is not None:
         # "For the tactile-sensing RL paper and the time-reversal symmetry paper, which benchmark does each
         # use?": two papers described, none named; each is the retrieved abstract closest to its description.
@@ -166,10 +163,10 @@ def asked_papers(question: str, hits: list[Hit], terms: list[str], *, named: dic
     # (A Chinese question keeps its detail names in `named`, they are words its answer must state; the
     # papers it is answered from are those its paper's own name picks: "SPOT 用的是哪个 MILP 求解器？"
     # is not answered from another abstract mentioning MILP.)
-    wanted = doc_ids(paper_names(named, hits) if crosslingual else named)
-    if crosslingual:  # (a paper described, not named, is asked about as surely)
-        described_zh = described_in_chinese(named)
-        wanted |= doc_ids(described_zh)
+    # (A paper a Chinese question describes, not names, is asked about as surely; it labels no abstract, so
+    # `paper_names` would take it for a detail.)
+    described_zh = described_in_chinese(named) if crosslingual else {}
+    wanted = doc_ids(paper_names(named, hits) if crosslingual else named) | doc_ids(described_zh)
     # "Two value-based papers avoid ...: X and Y. How does each ...?": with two papers named, a word
     # counting or pointing at papers refers to them (also in one paper's part of it); it asks for no others.
     pointed = _POINTS_AT_PAPERS.sub(" ", question) if len(papers_named(named)) >= 2 or one_of else question

@@ -8,8 +8,8 @@ word the refusal when a named paper does not state what is asked.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from collections.abc import Callable, Iterator, Mapping, Set as AbstractSet
+from functools import lru_cache
 
 import numpy as np
 
