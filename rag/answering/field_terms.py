@@ -38,6 +38,18 @@ def missing_field_terms(question: str, texts: list[str]) -> list[str]:
                               for toks, low in read)})
 
 
+def is_glossary_term(name: str) -> bool:
+    """Whether a name is one of the shipped ML glossary's English terms, singular or plural ("LLMs", "PPO")."""
+    folded = name.casefold()
+    return folded in _glossary() or folded.endswith("s") and folded[:-1] in _glossary()
+
+
+@lru_cache(maxsize=1)
+def _glossary() -> frozenset[str]:
+    """The English terms of the shipped ML glossary, case-folded ("llm", "proximal policy optimization")."""
+    return frozenset(term.casefold() for senses in technical_terms().values() for term in senses)
+
+
 @lru_cache(maxsize=4096)
 def _acronym_pattern(term: str) -> re.Pattern[str]:
     """The term's acronym as a word, plural allowed ("kd", "kds" for knowledge distillation)."""

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping, Set as AbstractSet
-from functools import lru_cache
 
 import numpy as np
 
 from rag.answering.asked import TERM_ACRONYM
+from rag.answering.field_terms import is_glossary_term
 from rag.index.lexical import tokenize
 from rag.index.names import doc_ids, title_key
-from rag.index.translate import english_query, technical_terms
+from rag.index.translate import english_query
 from rag.text import mostly_cjk
 from rag.types import Hit
 
@@ -129,26 +129,21 @@ def without_examples(named: dict[str, list[str]], question: str) -> dict[str, li
     the benchmarks are examples of the answer. Among thousands of abstracts another paper that
     mentions them must not be taken for the paper asked about.
     """
-    spans = [m.span() for m in EXAMPLES.finditer(question)]
-    if not spans or len(named) < 2:
+    if len(named) < 2 or not EXAMPLES.search(question):
         return named
 
     def only_in_examples(name: str) -> bool:
-        at = [m.start() for m in re.finditer(re.escape(name), question)]
-        return bool(at) and all(any(a <= i < b for a, b in spans) for i in at)
+        at, outside = _written_at(name, question)
+        return bool(at) and not outside
     kept = {n: docs for n, docs in named.items() if not only_in_examples(n)}
     return kept or named
 
 
-@lru_cache(maxsize=1)
-def _field_terms() -> frozenset[str]:
-    """The English terms of the shipped ML glossary, case-folded ("llm", "proximal policy optimization")."""
-    return frozenset(term.casefold() for senses in technical_terms().values() for term in senses)
-
-
-def _is_field_term(name: str) -> bool:
-    folded = name.casefold()
-    return folded in _field_terms() or folded.endswith("s") and folded[:-1] in _field_terms()
+def _written_at(name: str, question: str, flags: int = 0) -> tuple[list[int], list[int]]:
+    """Where the question writes the name: every place, and the places outside the examples it gives."""
+    spans = [m.span() for m in EXAMPLES.finditer(question)]
+    at = [m.start() for m in re.finditer(re.escape(name), question, flags)]
+    return at, [i for i in at if not any(a <= i < b for a, b in spans)]
 
 
 def shared_names(named: dict[str, list[str]], hits: list[Hit], question: str) -> dict[str, list[str]]:
@@ -161,13 +156,10 @@ def shared_names(named: dict[str, list[str]], hits: list[Hit], question: str) ->
     field ("LLMs", "PPO"), which papers write whatever their topic: then the name does not decide
     which papers answer.
     """
-    if not named or labelling(named, hits) or any(_is_field_term(n) for n in named):
+    if not named or labelling(named, hits) or any(is_glossary_term(n) for n in named):
         return {}
-    spans = [m.span() for m in EXAMPLES.finditer(question)]
-    for name in named:
-        at = [m.start() for m in re.finditer(re.escape(name), question, re.I)]
-        if not at or all(any(a <= i < b for a, b in spans) for i in at):
-            return {}
+    if any(not _written_at(name, question, re.I)[1] for name in named):
+        return {}
     return named
 
 
