@@ -46,7 +46,8 @@ _WHAT_AS_WHICH = (r"what(?!\s+(?:kinds?|types?|sorts?|class|classes|forms?|famil
 _NAMED_THING_PHRASE = (rf"(?:[\w-]+(?: / | |/| and | or )){{0,2}}{_NAMED_THING_EN}"
                        r"(?: (?:setups?|configurations?|famil(?:y|ies)|versions?))?"
                        r"(?=\s+(?:is|are|was|were|does|do|did|has|have|had|can|could|would|will|should|"
-                       r"used|in|on|for|from|of|to|with|by|at|that|the|a|an|or|and|[a-z]{3,}ed)\b|\s*[?,.;:]|$)")
+                       # ("which llm backbone + size": a terse question joins what it asks with "+" or "&")
+                       r"used|in|on|for|from|of|to|with|by|at|that|the|a|an|or|and|[a-z]{3,}ed)\b|\s*[?,.;:+&]|$)")
 _ASKS_FOR_NAMED_THING = re.compile(rf"\b(?:which|{_WHAT_AS_WHICH}) (?!(?:papers?|works?|studies|study|articles?)\b)"
                                    rf"{_NAMED_THING_PHRASE}"
                                    # "Name the four datasets X uses.", "List the benchmarks ...": a request for names
@@ -333,6 +334,11 @@ _ASKS_HOW_TESTED = re.compile(r"\bhow\s+(?:was|were|is|are|did|do|does)\s+(?:\S+
                               # (or a pronoun, as a question typed tersely has it: "what hardware they used to test it?")
                               r"(?:was|were|is|are|did|do|does|they|it)\b.*\b(?:tested|evaluated|validated|assessed|"
                               r"test|evaluate)\b", re.I)
+# A terse question names the setup and where it served, with no verb of testing: "omiso stimulation setup
+# used in experiments", "the experimental setup of X".
+_ASKS_SETUP_TESTED = re.compile(r"\b(?:setup|set-up|hardware|equipment|devices?|apparatus)\s+(?:(?:was|were)\s+)?"
+                                r"(?:used\s+)?(?:in|for|during)\s+(?:the\s+|its\s+|their\s+)?(?:experiments?|"
+                                r"evaluations?|tests?|testing)\b|\bexperimental\s+(?:setup|set-up)\b", re.I)
 _REPORTS_TEST = re.compile(r"\bwe\s+(?:test|tested|evaluate|evaluated|validate|validated|assess|assessed)\b|"
                            r"\b(?:experiments?|evaluations?|tests?)\s+(?:on|with|in|using|across)\b|"
                            r"\b(?:tested|evaluated|validated)\s+(?:\w+\s+)?(?:on|with|in|using)\b", re.I)
@@ -340,9 +346,36 @@ _REPORTS_TEST = re.compile(r"\bwe\s+(?:test|tested|evaluate|evaluated|validate|v
 
 def reports_test(question: str) -> Callable[[str], bool] | None:
     """For a question asking how a paper was tested, a check that a sentence reports its test; else None."""
-    if not _ASKS_HOW_TESTED.search(question):
+    if not (_ASKS_HOW_TESTED.search(question) or _ASKS_SETUP_TESTED.search(question)):
         return None
     return lambda text: bool(_REPORTS_TEST.search(text))
+
+
+# What an abstract announces by its word ("we formulate a key insight: ...", "DPO has the limitation that ...",
+# "Our key contributions include ...", "Motivated by this, we propose ..."), by family: a question asking for
+# one ("What key insight underlies X?", "What shortcoming of DPO motivates X?") is answered by the sentence
+# writing a word of the family, however differently the rest of it is worded.
+_ANNOUNCED_FAMILIES = (
+    frozenset("insight insights intuition intuitions observation observations".split()),
+    frozenset("limitation limitations shortcoming shortcomings drawback drawbacks weakness weaknesses".split()),
+    frozenset("contribution contributions".split()),
+    frozenset("motivation motivations motivated".split()),
+    frozenset("hypothesis hypotheses hypothesize hypothesise".split()),
+)
+_ANNOUNCED_WORDS = sorted(set().union(*_ANNOUNCED_FAMILIES), key=len, reverse=True)
+_ASKS_ANNOUNCED = re.compile(r"\b(?:what|which)\s+(?:(?:is|are|was|were)\s+)?(?:(?:the|its|their)\s+)?(?:[\w-]+\s+){0,2}?("
+                             + "|".join(_ANNOUNCED_WORDS) + r")\b", re.I)
+
+
+def announces_asked(question: str) -> Callable[[str], bool] | None:
+    """For "what <insight / limitation / contribution / motivation / hypothesis> ...?", a check that a
+    sentence writes a word of that family (`_ANNOUNCED_FAMILIES`); None for other questions."""
+    asked = _ASKS_ANNOUNCED.search(question)
+    if asked is None:
+        return None
+    family = next(f for f in _ANNOUNCED_FAMILIES if asked.group(1).casefold() in f)
+    pattern = re.compile(r"\b(?:" + "|".join(sorted(family)) + r")\b", re.I)
+    return lambda text: bool(pattern.search(text))
 
 
 # (the verbs of beating with their endings; "outdoe" + "s" is "outdoes")

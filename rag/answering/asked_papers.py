@@ -23,9 +23,12 @@ from rag.types import Hit
 # approaches"), or "Compare ...". Elsewhere a plural noun, "both" or "vs" describes one paper's topic
 # ("Reward models ignore the prompt ...", "helps both sampling and fine-tuning", "accuracy-vs-length"),
 # and "Which paper studies X?" asks for one. (A word for papers in Chinese: _ASKS_FOR_PAPERS's 论文.)
+# With no paper named, "each paper" ("time-reversal ideas in rl: how does each paper use reversed data") is
+# one of several.
 _ASKS_FOR_SEVERAL = re.compile(r"\b(?:papers|articles|abstracts)\b|\b(?:which|what|these|those|both|two|three|"
                                r"several|other|different|various|any)\s+(?:(?!paper\b|work\b|article\b|study\b)"
-                               r"[\w-]+\s+)?(?:works|methods|approaches|studies|models)\b|\bcompare\b|哪些", re.I)
+                               r"[\w-]+\s+)?(?:works|methods|approaches|studies|models)\b|\bcompare\b|哪些"
+                               r"|\beach\s+(?:paper|work|study|article|one|method|approach)\b", re.I)
 # "Which paper ...?": the asker does not know which paper it is.
 ASKS_WHICH_PAPER = re.compile(r"\bwhich (?:paper|work|article|study)\b|哪篇", re.I)
 # "Which approach lets you prune a ViT once ...?", "Which method sets ...?": the method asked for is the

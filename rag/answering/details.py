@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from rag.answering.asked import asks_authors, names_asked_kind, names_part, names_variant
+from rag.answering.asked import announces_asked, asks_authors, names_asked_kind, names_part, names_variant
 from rag.answering.candidates import Candidate, matches
 from rag.answering.framing import EACH_TERMS
 from rag.answering.named import labelling, written
@@ -64,7 +64,8 @@ def raise_stating_sentences(pool: list[Candidate], question: str, hits: list[Hit
     variant = names_variant(question) if wanted and not many else None
     part_named = names_part(question) if wanted and not many and not crosslingual else None
     tested = tested if kind_named is None else None
-    for states_detail in (kind_named, counts_asked, variant, part_named, tested):
+    announced = announces_asked(question) if len(wanted) == 1 and not many and not crosslingual else None
+    for states_detail in (kind_named, counts_asked, variant, part_named, tested, announced):
         if states_detail is not None:
             for c in pool:
                 # (In the one paper named it reaches the bar even when ranked below another hit; where a

@@ -219,6 +219,8 @@ def _compose_one(
     # A two- or three-letter acronym ("PDE", "GPU", "CNNs") is usually a field's term, not a paper's
     # name: a corpus that never writes it may still answer the question in words.
     unknown_names = [n for n in unknown_names if not _TERM_ACRONYM.fullmatch(n)]
+    # (a name a retrieved abstract writes, a field's acronym too: the corpus holds what the question is about)
+    writes_given = any(set(ids) & {h.doc_id for h in hits} for ids in (named or {}).values())
     named = without_field_acronyms(named or {}, hits)
     if unknown_names and not named:
         return _refuse(f"No indexed abstract mentions {', '.join(unknown_names)}.")
@@ -230,8 +232,11 @@ def _compose_one(
                                 similarity=similarity, one_of=one_of, by_paper=by_paper, t=t)
     named, wanted, many = papers_asked.named, papers_asked.wanted, papers_asked.many
     described, from_descriptions = papers_asked.described, papers_asked.from_descriptions
-    if not wanted and off_corpus(closeness, t):
-        return _refuse()  # close to no retrieved abstract as a whole: the corpus does not hold its topic
+    if not wanted and not writes_given and off_corpus(closeness, t):
+        # Close to no retrieved abstract as a whole: the corpus does not hold its topic. (Not when an abstract
+        # writes a name the question gives: "Which paper uses PPO?" is far from any whole abstract in meaning,
+        # being four words long, yet one abstract uses PPO.)
+        return _refuse()
     if unknown_names and named and not many and not labelling(named, hits):
         # "How many GPU hours did FLOWER need?": the names the corpus knows ("GPU") are details, none
         # is a paper's own name, so the name it does not know is the paper asked about.
@@ -277,6 +282,8 @@ def _compose_one(
     comparing = len(wanted) >= 2 and asks_to_compare
     if comparing or one_of:
         focus = [x for x in focus if x not in COMPARISON_TERMS and not (one_of and x in EACH_TERMS)]
+    if many:  # "Which papers ..., and what does each one propose?": "each" says how to answer, not what
+        focus = [x for x in focus if x not in EACH_TERMS] or focus
     papers = papers_named(named)
     asks_each = asks_to_compare or bool(ASKS_OF_EACH.search(question))
     if by_paper and len(papers) >= 2 and not many and (focus or gloss_terms) \

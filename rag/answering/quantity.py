@@ -10,6 +10,8 @@ import re
 from typing import Callable
 
 from rag.index.names import extract_names
+from rag.index.translate import english_query
+from rag.text import mostly_cjk
 
 # What papers measure and report as numbers.
 _MEASURES = (r"(?:speedups?|accuracy|accuracies|error|errors|rates?|scores?|gains?|improvements?|reductions?|"
@@ -51,6 +53,33 @@ _NAME_WITH_DIGITS = re.compile(r"\b[A-Za-z]+(?:[-.]?[A-Za-z]*\d[\w.]*)+(?:-[\w.]
 def states_number(text: str) -> bool:
     """True when the text states a quantity: a number, or a count in words ("two", "ten-fold")."""
     return bool(NUMBER.search(_NAME_WITH_DIGITS.sub(" ", text)))
+
+
+# "on four public datasets": a count in words of things, the few words before a plural noun (not "four
+# million actions", "ten times faster": a figure, a factor).
+_WORD_COUNT_OF_THINGS = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+"
+                                   r"((?:(?!hundred|thousand|million|billion)[\w-]+\s+){0,2}?[a-z][\w-]*[a-rt-z]s)\b", re.I)
+# A question that counts things: "how many", "the number of", 几 ("how many"), 多少 before a classifier.
+_ASKS_COUNT = re.compile(r"\bhow many\b|\bnumber of\b|几|多少[个种篇项条位名次类组层步轮维张台块]", re.I)
+
+
+def states_measure(question: str) -> Callable[[str], bool]:
+    """For a question asking how large a measure is ("How large is X's depth error on each dataset?"), a
+    check that a text states a number, not counting a count in words of the things the question names as
+    its setting ("experiments on four public datasets" says how many datasets there are, not how large
+    the error is on them), nor "dual"."""
+    from rag.index.lexical import tokenize
+
+    own = set(tokenize(question, compounds=False))
+    if mostly_cjk(question):  # a Chinese question's words, through their dictionary glosses
+        own |= set(tokenize(english_query(question), compounds=False))
+
+    def setting_count(m: re.Match) -> str:
+        noun = tokenize(m.group(1).split()[-1], compounds=False)
+        return " " if noun and noun[-1] in own else m.group()
+
+    # ("dual constraints", "the dual problem": "dual" names a kind of thing, never how large a measure is)
+    return lambda text: states_number(re.sub(r"\bdual\b", " ", _WORD_COUNT_OF_THINGS.sub(setting_count, text), flags=re.I))
 
 
 _COUNTED = re.compile(r"\b(?:how (?:many|much)|number of|amount of)\s+([\w\s-]+?)\s+"
@@ -304,8 +333,9 @@ _STATES_PERCENT = re.compile(r"\d\s*(?:\\?%|percent\b|pp\b|points?\b|个百分�
 
 
 # "..., and which are they?", "name them", "分别是哪些": a count question that also asks for the things.
+# (Not "分别是多少", "how much is each": a quantity of each.)
 ALSO_NAMES_THEM = re.compile(r"(?:\band|,)\s*(?:what|which)\s+(?:[a-z]+\s+)?(?:are|were)\s+(?:they|them|these|those)\b"
-                              r"|\b(?:name|list)\s+them\b|分别是|是哪些|有哪些", re.I)
+                              r"|\b(?:name|list)\s+them\b|分别是(?!多少|几)|是哪些|有哪些", re.I)
 # "A, B, and C" / "A, B or C": three or more items listed.
 _LISTED = re.compile(r"[\w.-]+(?:\s+[\w.-]+){0,4},\s+[\w.-]+(?:\s+[\w.-]+){0,4},?\s+(?:and|or)\s+[\w.-]+", re.I)
 
@@ -333,4 +363,6 @@ def states_quantity(question: str) -> Callable[[str], bool]:
         return counting
     if _ASKS_RATE.search(question):
         return states_rate
-    return states_amount if _ASKS_SIZE.search(question) else states_number
+    if _ASKS_SIZE.search(question):
+        return states_amount
+    return states_number if _ASKS_COUNT.search(question) else states_measure(question)
