@@ -65,9 +65,9 @@ _ASKS_COUNT = re.compile(r"\bhow many\b|\bnumber of\b|几|多少[个种篇项条
 
 def states_measure(question: str) -> Callable[[str], bool]:
     """For a question asking how large a measure is ("How large is X's depth error on each dataset?"), a
-    check that a text states a number, not counting a count in words of the things the question names as
-    its setting ("experiments on four public datasets" says how many datasets there are, not how large
-    the error is on them), nor "dual"."""
+    check that a text states a number other than a count in words of the things the question names as its
+    setting ("experiments on four public datasets" says how many datasets there are, not how large the
+    error is on them) or "dual"."""
     from rag.index.lexical import tokenize
 
     own = set(tokenize(question, compounds=False))
