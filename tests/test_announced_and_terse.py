@@ -67,28 +67,17 @@ def test_respectively_how_much_asks_for_no_names():
     assert ALSO_NAMES_THEM.search("用了几个数据集，分别是哪些？")
 
 
-def test_seed_the_key_insight_is_the_sentence_announcing_it(seed_settings):
-    ans = rag.answer("Which key insight is SoLS built on?", settings=seed_settings)
-    assert [c.label for c in ans.citations] == ["SoLS"]
-    assert "key insight" in ans.text
-
-
-def test_seed_the_limitation_a_paper_starts_from(seed_settings):
-    ans = rag.answer("What limitation of standard DPO does ε-DPO start from?", settings=seed_settings)
-    assert [c.label for c in ans.citations] == ["ε-DPO"]
-    assert "static throughout the training process" in ans.text
-
-
-def test_seed_terse_setup_used_in_experiments(seed_settings):
-    ans = rag.answer("omiso hardware used in experiments", settings=seed_settings)
-    assert [c.label for c in ans.citations] == ["OMiSO"]
-    assert "Utah" in ans.text
-
-
-def test_seed_a_short_question_on_an_acronym_one_abstract_writes(seed_settings):
-    ans = rag.answer("Which work relies on PPO?", settings=seed_settings)
-    assert [c.label for c in ans.citations] == ["REBMBO"]
-    assert "Proximal Policy Optimization (PPO)" in ans.text
+@pytest.mark.parametrize("question, label, stated", [
+    ("Which key insight is SoLS built on?", "SoLS", "key insight"),  # the sentence announcing it
+    ("What limitation of standard DPO does ε-DPO start from?", "ε-DPO", "static throughout the training process"),
+    ("omiso hardware used in experiments", "OMiSO", "Utah"),  # terse: the setup used in experiments
+    # a short question on an acronym one abstract writes
+    ("Which work relies on PPO?", "REBMBO", "Proximal Policy Optimization (PPO)"),
+], ids=["key-insight", "limitation", "terse-setup", "acronym"])
+def test_seed_the_one_paper_quoted_where_it_states_what_is_asked(seed_settings, question, label, stated):
+    ans = rag.answer(question, settings=seed_settings)
+    assert [c.label for c in ans.citations] == [label]
+    assert stated in ans.text
 
 
 def test_seed_each_paper_asks_for_several(seed_settings):

@@ -220,7 +220,7 @@ def _compose_one(
     # name: a corpus that never writes it may still answer the question in words.
     unknown_names = [n for n in unknown_names if not _TERM_ACRONYM.fullmatch(n)]
     # (a name a retrieved abstract writes, a field's acronym too: the corpus holds what the question is about)
-    writes_given = any(set(ids) & {h.doc_id for h in hits} for ids in (named or {}).values())
+    writes_given = bool(doc_ids(named or {}) & {h.doc_id for h in hits})
     named = without_field_acronyms(named or {}, hits)
     if unknown_names and not named:
         return _refuse(f"No indexed abstract mentions {', '.join(unknown_names)}.")

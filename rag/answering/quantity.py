@@ -59,6 +59,8 @@ def states_number(text: str) -> bool:
 # million actions", "ten times faster": a figure, a factor).
 _WORD_COUNT_OF_THINGS = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+"
                                    r"((?:(?!hundred|thousand|million|billion)[\w-]+\s+){0,2}?[a-z][\w-]*[a-rt-z]s)\b", re.I)
+# ("dual constraints", "the dual problem": "dual" names a kind of thing, never how large a measure is)
+_DUAL = re.compile(r"\bdual\b", re.I)
 # A question that counts things: "how many", "the number of", 几 ("how many"), 多少 before a classifier.
 _ASKS_COUNT = re.compile(r"\bhow many\b|\bnumber of\b|几|多少[个种篇项条位名次类组层步轮维张台块]", re.I)
 
@@ -78,8 +80,7 @@ def states_measure(question: str) -> Callable[[str], bool]:
         noun = tokenize(m.group(1).split()[-1], compounds=False)
         return " " if noun and noun[-1] in own else m.group()
 
-    # ("dual constraints", "the dual problem": "dual" names a kind of thing, never how large a measure is)
-    return lambda text: states_number(re.sub(r"\bdual\b", " ", _WORD_COUNT_OF_THINGS.sub(setting_count, text), flags=re.I))
+    return lambda text: states_number(_DUAL.sub(" ", _WORD_COUNT_OF_THINGS.sub(setting_count, text)))
 
 
 _COUNTED = re.compile(r"\b(?:how (?:many|much)|number of|amount of)\s+([\w\s-]+?)\s+"
