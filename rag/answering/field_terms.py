@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 
 from rag.index.lexical import tokenize
-from rag.index.translate import glosses, is_chinese, technical_terms
+from rag.index.translate import question_words, technical_terms
 
 
 def _initials(words: list[str]) -> str:
@@ -26,9 +26,7 @@ def missing_field_terms(question: str, texts: list[str]) -> list[str]:
     terms are the multi-word English senses of the shipped ML glossary (`rag.index.translate`),
     written from knowledge of the field, not from any question set.
     """
-    words = tokenize(question, compounds=False)
-    if is_chinese(question):
-        words += tokenize(" ".join(glosses(question)), compounds=False)
+    words = question_words(question)
     asked = [(term, seq) for term, seq in _field_terms() if _contains(words, seq)]
     if not asked:
         return []

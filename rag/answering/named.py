@@ -16,7 +16,7 @@ from rag.answering.asked import TERM_ACRONYM
 from rag.answering.field_terms import is_glossary_term
 from rag.index.lexical import tokenize
 from rag.index.names import doc_ids, title_key
-from rag.index.translate import english_query
+from rag.index.translate import english_query, question_words
 from rag.text import mostly_cjk
 from rag.types import Hit
 
@@ -75,7 +75,7 @@ def named_by_label_zh(question: str, hits: list[Hit], *, framing: AbstractSet[st
     latin = set(tokenize(" ".join(re.findall(r"[A-Za-z][A-Za-z0-9-]*", question)), compounds=False))
     if len(latin) < 2:
         return {}
-    glossed = set(tokenize(english_query(question), compounds=False))  # (the Latin-script words and the glosses)
+    glossed = set(question_words(question))  # (the Latin-script words and the glosses)
     out: dict[str, list[str]] = {}
     for h in hits:
         words = _label_words(h, framing)

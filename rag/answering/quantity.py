@@ -10,8 +10,7 @@ import re
 from typing import Callable
 
 from rag.index.names import extract_names
-from rag.index.translate import english_query
-from rag.text import mostly_cjk
+from rag.index.translate import question_words
 
 # What papers measure and report as numbers.
 _MEASURES = (r"(?:speedups?|accuracy|accuracies|error|errors|rates?|scores?|gains?|improvements?|reductions?|"
@@ -72,9 +71,7 @@ def states_measure(question: str) -> Callable[[str], bool]:
     error is on them) or "dual"."""
     from rag.index.lexical import tokenize
 
-    own = set(tokenize(question, compounds=False))
-    if mostly_cjk(question):  # a Chinese question's words, through their dictionary glosses
-        own |= set(tokenize(english_query(question), compounds=False))
+    own = set(question_words(question))
 
     def setting_count(m: re.Match) -> str:
         noun = tokenize(m.group(1).split()[-1], compounds=False)

@@ -16,7 +16,7 @@ import gzip
 import re
 from functools import lru_cache
 
-from rag.index.lexical import CJK
+from rag.index.lexical import CJK, tokenize
 from rag.text import mostly_cjk
 
 _ENTRY = re.compile(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/\s*$")
@@ -176,6 +176,15 @@ def english_query(question: str) -> str:
     """The question's Latin-script words plus the English glosses of its Chinese content words."""
     parts = re.findall(r"[A-Za-z][A-Za-z0-9\-]*", question) + glosses(question)
     return " ".join(p for p in parts if p)
+
+
+def question_words(question: str) -> list[str]:
+    """The question's words as lexical tokens (stemmed); a Chinese question's also through the English
+    glosses of its Chinese content words, so rules written over English words read it too."""
+    words = tokenize(question, compounds=False)
+    if mostly_cjk(question):
+        words += tokenize(" ".join(glosses(question)), compounds=False)
+    return words
 
 
 def is_chinese(question: str) -> bool:
