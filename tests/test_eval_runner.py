@@ -118,6 +118,23 @@ def test_gate_notes_different_settings_and_counts_new_failure_rows(tmp_path):
     assert [c.metric for c in report.regressions] == ["failures"]
 
 
+def test_gate_notes_package_versions_that_differ_from_the_baselines():
+    # The same code gave different answers on a fresh install (session 43): the run says which of the
+    # packages deciding answers changed, so a flip can be told from a regression of the code.
+    result = run(DATASET, answer_fn=good_answer)
+    assert set(result.meta["packages"]) >= {"python", "chromadb", "onnxruntime", "numpy"}
+    baseline = baseline_payload(result)
+    assert not any("package versions" in n for n in compare(result, baseline).notes)
+    baseline["meta"] = {**baseline["meta"], "packages": {**result.meta["packages"], "chromadb": "0.0.1",
+                                                         "gone-package": "1.0"}}
+    notes = [n for n in compare(result, baseline).notes if "package versions" in n]
+    assert len(notes) == 1
+    assert f"chromadb 0.0.1 -> {result.meta['packages']['chromadb']}" in notes[0]
+    assert "gone-package 1.0 -> absent" in notes[0] and "numpy" not in notes[0]
+    del baseline["meta"]["packages"]  # a baseline from before versions were stamped: nothing to compare
+    assert not any("package versions" in n for n in compare(result, baseline).notes)
+
+
 def test_baseline_and_tolerance_errors_are_usage_errors(tmp_path):
     with pytest.raises(BaselineError, match="baseline not found"):
         load_baseline(tmp_path / "missing.json")

@@ -149,6 +149,13 @@ def _notes(meta: dict[str, Any], base_meta: dict[str, Any]) -> list[str]:
     for key in ("mode", "setting", "split", "k", "settings_hash", "prompt_hash", "model", "questions_hash"):
         if base_meta.get(key) != meta.get(key):
             notes.append(f"{key} differs: baseline {base_meta.get(key)!r}, now {meta.get(key)!r}")
+    # (a baseline from before versions were stamped has none to compare)
+    base_packages, packages = base_meta.get("packages") or {}, meta.get("packages") or {}
+    changed = [f"{name} {base_packages[name]} -> {packages.get(name, 'absent')}" for name in base_packages
+               if packages.get(name, "absent") != base_packages[name]]
+    if changed:
+        notes.append(f"package versions differ from the baseline's: {', '.join(changed)} (answers may change "
+                     f"with no change to rag's code)")
     return notes
 
 

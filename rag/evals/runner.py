@@ -6,6 +6,7 @@ row and the run goes on; errors that would fail every question (no index, no LLM
 from __future__ import annotations
 
 import hashlib
+import platform
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -308,6 +309,25 @@ def _systemic(exc: RagError, mode: str) -> RagError | None:
     return None
 
 
+# The installed packages whose versions can change answers without a change to rag's code: the vector
+# store and its HNSW graph, the embedding runtime and its numerics, the lexical ranking and tokenizers.
+ANSWER_PACKAGES = ("chromadb", "onnxruntime", "numpy", "bm25s", "tokenizers", "llama-index-core")
+
+
+def package_versions() -> dict[str, str]:
+    """Python's and the `ANSWER_PACKAGES`' versions ("absent" for one not installed), stamped on a run so a
+    baseline made with other versions is noted when compared."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def of(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "absent"
+
+    return {"python": platform.python_version(), **{name: of(name) for name in ANSWER_PACKAGES}}
+
+
 def run(
     dataset: Dataset,
     *,
@@ -367,6 +387,7 @@ def run(
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "seconds": round(time.perf_counter() - started, 2),
         "rag_version": rag.__version__,
+        "packages": package_versions(),
         **(extra_meta or {}),
     }
     return RunResult(meta=meta, cases=results, summary=summarize(results, model=model, evaluators=evaluators),
