@@ -57,17 +57,35 @@ def _assert_inert(*texts: str) -> None:
         assert not found, f"unsafe characters {found!r} in {text!r}"
 
 
-@pytest.fixture
-def hostile_index(isolated_env, monkeypatch) -> Path:
-    """Ingest a JSONL corpus holding hostile titles and abstracts next to ordinary ones."""
-    data = isolated_env / "data"
+@pytest.fixture(scope="module")
+def hostile_store(tmp_path_factory) -> tuple[Path, Path]:
+    """Ingest, once for this file, a JSONL corpus holding hostile titles and abstracts next to ordinary
+    ones: (data folder, index folder). The tests only read it."""
+    root = tmp_path_factory.mktemp("hostile")
+    data, index = root / "data", root / "index"
     data.mkdir()
     records = [{"title": HOSTILE_TITLE, "abstract": HOSTILE_ABSTRACT},
                {"title": INJECTION_TITLE, "abstract": INJECTION}]
     records += [{"abstract": p} for p in seed_paragraphs()[:6]]
     (data / "corpus.jsonl").write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
-    res = runner.invoke(app, ["ingest", "-q"])
+    with pytest.MonkeyPatch.context() as mp:  # (module scope: before the per-test `isolated_env`)
+        for name in list(os.environ):
+            if name.startswith(("RAG_", "OPENAI_")):
+                mp.delenv(name)
+        mp.setenv("RAG_DATA_DIR", str(data))
+        mp.setenv("RAG_INDEX_DIR", str(index))
+        mp.setenv("XDG_STATE_HOME", str(root / "state"))
+        res = runner.invoke(app, ["ingest", "-q"])
     assert res.exit_code == 0, res.output
+    return data, index
+
+
+@pytest.fixture
+def hostile_index(hostile_store, isolated_env, monkeypatch) -> Path:
+    """The hostile corpus's index, as the current one for this test (its own state folder)."""
+    data, index = hostile_store
+    monkeypatch.setenv("RAG_DATA_DIR", str(data))
+    monkeypatch.setenv("RAG_INDEX_DIR", str(index))
     return data
 
 
