@@ -72,6 +72,11 @@ _NOT_TOPICS = frozenset(tuple(tokenize(term, compounds=False)) for term in (
     "training set", "upper bound", "validation set", "win rate"))
 
 
+# A letter or digit standing alone in a term ("deep Q-network"): the tokenizer drops it, and the words left
+# ("deep network") are another phrase, which a question may use without meaning the term.
+_LONE_CHARACTER = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9](?![A-Za-z0-9])")
+
+
 @lru_cache(maxsize=1)
 def _field_terms() -> list[tuple[str, tuple[str, ...]]]:
     """(term, its stemmed words) for every multi-word English term of the ML glossary that names a
@@ -80,6 +85,6 @@ def _field_terms() -> list[tuple[str, tuple[str, ...]]]:
     for senses in technical_terms().values():
         for term in senses:
             seq = tuple(tokenize(term, compounds=False))
-            if len(seq) >= 2 and seq not in _NOT_TOPICS:
+            if len(seq) >= 2 and seq not in _NOT_TOPICS and not _LONE_CHARACTER.search(term):
                 seen.setdefault(seq, term)
     return [(term, seq) for seq, term in sorted(seen.items())]
