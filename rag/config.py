@@ -83,6 +83,12 @@ class OfflineSettings(BaseModel):
         description="Evidence kept for each multi-word term of the field (from the shipped ML glossary: "
                     "'knowledge distillation') that a question naming no paper uses and no retrieved abstract "
                     "mentions, words or acronym (0.85-0.95 the same on dev; 1: off).")
+    missing_term_factor_zh: float = Field(
+        0.7, ge=0, le=1,
+        description="missing_term_factor for a Chinese question, whose words reach the English abstracts only "
+                    "through glosses: its field terms are the only words checked one by one, so a term no retrieved "
+                    "abstract writes in any sense weighs more (0.9 as in English answered five dev questions on "
+                    "topics the seed corpus lacks: graph neural networks, federated learning, speech recognition).")
     label_share: float = Field(
         0.67, ge=0, le=1.01,
         description="A question naming no paper names the retrieved paper whose label or title (3+ content words) "

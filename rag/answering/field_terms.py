@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 
 from rag.index.lexical import tokenize
-from rag.index.translate import question_words, technical_terms
+from rag.index.translate import is_chinese, technical_terms, word_senses
 
 
 def _initials(words: list[str]) -> str:
@@ -24,16 +24,40 @@ def missing_field_terms(question: str, texts: list[str]) -> list[str]:
     A question built on a named technique of the field that no retrieved abstract mentions is most
     likely about a topic the corpus lacks: a sentence that only sounds like it is weak evidence. The
     terms are the multi-word English senses of the shipped ML glossary (`rag.index.translate`),
-    written from knowledge of the field, not from any question set.
+    written from knowledge of the field, not from any question set. A Chinese question's words are
+    read through the glossary one word at a time (`_missing_chinese_terms`).
     """
-    words = question_words(question)
-    asked = [(term, seq) for term, seq in _field_terms() if _contains(words, seq)]
-    if not asked:
-        return []
+    words = tokenize(question, compounds=False)  # (a Chinese question's Latin-script words)
     read = [(tokenize(x, compounds=False), x.casefold()) for x in texts]
-    return sorted({term for term, seq in asked
-                   if not any(_contains(toks, seq) or _acronym_pattern(term).search(low)
-                              for toks, low in read)})
+    missing = {term for term, seq in _field_terms() if _contains(words, seq)
+               and not any(_contains(toks, seq) or _acronym_pattern(term).search(low) for toks, low in read)}
+    if is_chinese(question):
+        missing |= _missing_chinese_terms(question, read)
+    return sorted(missing)
+
+
+def _missing_chinese_terms(question: str, read: list[tuple[list[str], str]]) -> set[str]:
+    """The Chinese question's words that the glossary renders as a field term none of the texts writes.
+
+    A word is checked whole, through all its senses: it is written when a text writes any of them, as all of
+    the sense's words anywhere in one abstract (a translation gives one wording of many: 灵巧操作 is "dexterous
+    manipulation", the paper writes "dexterity" and "manipulation") or as its acronym. A word with a sense
+    naming no topic (大模型 "large model") or a one-word sense a text writes ("diffusion") is not missing.
+    """
+    terms = {seq: term for term, seq in _field_terms()}
+    vocab = [set(toks) for toks, _ in read]
+    missing = set()
+    for senses in word_senses(question):
+        seqs = [tuple(tokenize(x, compounds=False)) for x in senses]
+        field = [(terms[seq], seq) for seq in seqs if seq in terms]
+        if not field or any(seq in _NOT_TOPICS for seq in seqs):
+            continue
+        written = (any(set(seq) <= v for _, seq in field for v in vocab)
+                   or any(_acronym_pattern(term).search(low) for term, _ in field for _, low in read)
+                   or any(len(seq) == 1 and seq[0] in v for seq in seqs for v in vocab))
+        if not written:
+            missing.add(field[0][0])
+    return missing
 
 
 def is_glossary_term(name: str) -> bool:

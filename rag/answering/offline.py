@@ -385,8 +385,8 @@ def _compose_one(
     missing = (not wanted and t.missing_term_factor < 1
                and missing_field_terms(question, [h.text for h in hits]  # and the rest of the abstracts read whole:
                                        + [c.text for c in pool if c.chunk_id != hits[c.hit_index].chunk_id]))
-    if missing:
-        evidence *= t.missing_term_factor ** len(missing)
+    if missing:  # (a Chinese question's field terms are the only words of it checked one by one: they weigh more)
+        evidence *= (t.missing_term_factor_zh if crosslingual else t.missing_term_factor) ** len(missing)
     if evidence < t.min_evidence and not wanted and not crosslingual and not missing:
         # (Not for a question built on a technique of the field that no retrieved abstract mentions: the
         # corpus lacks its topic, and an abstract merely close to it in meaning is no answer.)
