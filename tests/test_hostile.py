@@ -13,7 +13,6 @@ import json
 import logging
 import os
 import re
-import subprocess
 import sys
 import traceback
 from pathlib import Path
