@@ -44,7 +44,7 @@ def _missing_chinese_terms(question: str, read: list[tuple[list[str], str]]) -> 
     manipulation", the paper writes "dexterity" and "manipulation") or as its acronym. A word with a sense
     naming no topic (大模型 "large model") or a one-word sense a text writes ("diffusion") is not missing.
     """
-    terms = {seq: term for term, seq in _field_terms()}
+    terms = _terms_by_words()
     vocab = [set(toks) for toks, _ in read]
     missing = set()
     for senses in word_senses(question):
@@ -112,3 +112,9 @@ def _field_terms() -> list[tuple[str, tuple[str, ...]]]:
             if len(seq) >= 2 and seq not in _NOT_TOPICS and not _LONE_CHARACTER.search(term):
                 seen.setdefault(seq, term)
     return [(term, seq) for seq, term in sorted(seen.items())]
+
+
+@lru_cache(maxsize=1)
+def _terms_by_words() -> dict[tuple[str, ...], str]:
+    """`_field_terms` as {stemmed words: term}, to look a gloss up by its words."""
+    return {seq: term for term, seq in _field_terms()}
