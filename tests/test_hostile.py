@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import seed_paragraphs
+from conftest import point_env_at, seed_paragraphs
 from openai_server import FakeOpenAI, Malformed, Reply, Status, Truncated
 from rag.cli import app
 from rag.config import Settings
@@ -68,12 +68,7 @@ def hostile_store(tmp_path_factory) -> tuple[Path, Path]:
     records += [{"abstract": p} for p in seed_paragraphs()[:6]]
     (data / "corpus.jsonl").write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
     with pytest.MonkeyPatch.context() as mp:  # (module scope: before the per-test `isolated_env`)
-        for name in list(os.environ):
-            if name.startswith(("RAG_", "OPENAI_")):
-                mp.delenv(name)
-        mp.setenv("RAG_DATA_DIR", str(data))
-        mp.setenv("RAG_INDEX_DIR", str(index))
-        mp.setenv("XDG_STATE_HOME", str(root / "state"))
+        point_env_at(mp, root)
         res = runner.invoke(app, ["ingest", "-q"])
     assert res.exit_code == 0, res.output
     return data, index
