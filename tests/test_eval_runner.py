@@ -368,6 +368,36 @@ def test_gate_checks_each_split_and_lists_only_flips_of_the_splits_that_ran():
     assert "split differs: baseline 'all', now 'dev'" in checked.notes
 
 
+def test_a_sample_is_compared_with_the_baselines_scores_on_the_same_questions():
+    # Baseline: q1 answered, q2 (unanswerable) answered too (a false answer), q3 answered.
+    baseline = baseline_payload(run(DATASET, answer_fn=good_answer))
+    assert baseline["cases"]["q2"]["scores"]["refusal_accuracy"] == 0.0
+
+    def refuses_who(question, *, k, settings):
+        fn = refusing_answer if question.startswith("Who") else good_answer
+        return fn(question, k=k, settings=settings)
+
+    sample = run(Dataset("tiny", CASES[:2]), answer_fn=refuses_who)  # q1 as before, q2 now refused
+    report = compare(sample, baseline, tolerance=0.05)
+    assert report.ok, report.regressions
+    by_metric = {c.metric: c for c in report.changes if c.scope == "split:dev"}
+    # The baseline's metrics over q1 and q2 only; the question left out (q3) is not an "absent" flip.
+    assert (by_metric["refusal_accuracy"].baseline, by_metric["refusal_accuracy"].current) == (0.0, 1.0)
+    assert by_metric["fact_recall"].baseline == by_metric["fact_recall"].current == 1.0
+    assert [(f.id, f.before, f.after) for f in report.flips] == [("q2", False, True)]
+    assert "compared on the 2 questions run, of the baseline's 3" in report.notes
+
+    worse = compare(run(Dataset("tiny", [CASES[0]]), answer_fn=refusing_answer), baseline, tolerance=0.05,
+                    strict=True)  # (one question: without strict, its slack allows any drop)
+    assert {"fact_recall", "false_refusal"} <= {c.metric for c in worse.regressions}
+
+    # A baseline without each question's scores (format 1) is compared whole, its other questions absent.
+    old = {**baseline, "cases": {i: {k: v for k, v in c.items() if k != "scores"} for i, c in baseline["cases"].items()}}
+    whole = compare(sample, old, tolerance=0.05)
+    assert not any(n.startswith("compared on") for n in whole.notes)
+    assert {(f.id, f.after) for f in whole.flips} == {("q2", True), ("q3", None)}
+
+
 def _strict():
     """The evaluators with wrong-paper answers held at 0 (`must_be_zero`, the target)."""
     import dataclasses

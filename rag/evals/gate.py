@@ -8,11 +8,11 @@ from typing import Any, Sequence
 
 from rag.errors import UsageError
 from rag.evals.evaluators import Evaluator
-from rag.evals.runner import RunResult
+from rag.evals.runner import CaseResult, RunResult, summarize
 
 DEFAULT_BASELINE = Path("eval") / "baseline.json"
 DEFAULT_TOLERANCE = 0.05
-BASELINE_FORMAT = 1
+BASELINE_FORMAT = 2  # 2: each question's scores, so a run of some of its questions is compared on those
 
 
 class BaselineError(UsageError):
@@ -20,12 +20,13 @@ class BaselineError(UsageError):
 
 
 def baseline_payload(result: RunResult) -> dict[str, Any]:
-    """The parts of a run the gate needs: how it was made, its metrics, each question's outcome."""
+    """The parts of a run the gate needs: how it was made, its metrics, each question's outcome and scores."""
     return {
         "format": BASELINE_FORMAT,
         "meta": result.meta,
         "summary": result.summary,
-        "cases": {c.case.id: {"passed": c.passed, "split": c.case.split, "failed_checks": c.failed_checks()}
+        "cases": {c.case.id: {"passed": c.passed, "split": c.case.split, "failed_checks": c.failed_checks(),
+                              "scores": c.scores}
                   for c in result.cases},
     }
 
@@ -200,8 +201,9 @@ def _change(scope: str, e: Evaluator, cur_group: dict | None, base_group: dict |
     return change
 
 
-def _flips(result: RunResult, before: dict[str, Any]) -> list[Flip]:
-    """Questions whose outcome changed; baseline questions of a split that was not run are skipped."""
+def _flips(result: RunResult, before: dict[str, Any], *, sample: bool = False) -> list[Flip]:
+    """Questions whose outcome changed; baseline questions of a split that was not run, or left out of a
+    `sample`, are skipped."""
     flips: list[Flip] = []
     seen = set()
     for c in result.cases:
@@ -210,10 +212,30 @@ def _flips(result: RunResult, before: dict[str, Any]) -> list[Flip]:
         was = None if old is None else bool(old.get("passed"))
         if was != c.passed:
             flips.append(Flip(c.case.id, was, c.passed, c.failed_checks() if not c.passed else []))
+    if sample:
+        return flips
     splits_run = {c.case.split for c in result.cases}
     flips += [Flip(i, bool(v.get("passed")), None) for i, v in before.items()
               if i not in seen and v.get("split", "any") in splits_run | {"any"}]
     return flips
+
+
+def _sample_summary(result: RunResult, baseline: dict[str, Any],
+                    evaluators: Sequence[Evaluator]) -> dict[str, Any] | None:
+    """The baseline's metrics over only the questions this run asked, when it asked some of those it holds
+    in the splits run (a sample: `--limit`, the CI gate): metrics over other questions would not compare.
+
+    None when the run asked them all, or asked a question the baseline lacks or holds no scores for (a
+    baseline of format 1): the baseline's own summary is compared then.
+    """
+    before = baseline.get("cases", {})
+    asked = [c.case for c in result.cases]
+    splits_run = {c.split for c in asked}
+    held = [v for v in before.values() if v.get("split", "any") in splits_run | {"any"}]
+    if len(asked) >= len(held) or any("scores" not in before.get(c.id, {}) for c in asked):
+        return None
+    return summarize([CaseResult(case=c, scores=before[c.id]["scores"], evaluators=evaluators) for c in asked],
+                     evaluators=evaluators)
 
 
 def compare(result: RunResult, baseline: dict[str, Any], *, tolerance: float = DEFAULT_TOLERANCE,
@@ -222,8 +244,11 @@ def compare(result: RunResult, baseline: dict[str, Any], *, tolerance: float = D
     if tolerance < 0:
         raise UsageError(f"--tolerance must be >= 0, got {tolerance}")
     evaluators = evaluators or result.evaluators
-    now, base = result.summary, baseline.get("summary", {})
+    sampled = _sample_summary(result, baseline, evaluators)
+    now, base = result.summary, sampled or baseline.get("summary", {})
     notes = _notes(result.meta, baseline.get("meta", {}))
+    if sampled is not None:
+        notes.append(f"compared on the {len(result.cases)} questions run, of the baseline's {len(baseline['cases'])}")
     changes: list[MetricChange] = []
     setting = result.meta.get("setting", "seed")
     for scope, cur_group, base_group, gated in _scopes(now, base, notes):
@@ -237,7 +262,8 @@ def compare(result: RunResult, baseline: dict[str, Any], *, tolerance: float = D
                         float(b_fail), float(c_fail), higher_is_better=False, gated=True, allowed=0.0)
     fail.regressed = c_fail > b_fail
     changes.append(fail)
-    return GateReport(tolerance, changes, _flips(result, baseline.get("cases", {})), notes)
+    return GateReport(tolerance, changes, _flips(result, baseline.get("cases", {}), sample=sampled is not None),
+                      notes)
 
 
 def zero_check(result: RunResult, evaluators: Sequence[Evaluator] | None = None) -> GateReport:
