@@ -280,6 +280,7 @@ def test_which_papers_propose_quotes_each_quoted_papers_proposal():
     "Compare the tactile benchmark and the diffusion sampler.",
     "哪些工作研究触觉？",
     "哪两篇论文分别研究脉冲神经网络和四元数网络？",
+    "有几篇论文研究扩散模型？",  # "how many papers": 几 counts several
 ])
 def test_a_question_naming_no_paper_asks_for_several_by_a_word_for_papers_or_a_picked_plural(question):
     assert asks_for_several(question, names_paper=False)
@@ -296,6 +297,9 @@ def test_a_question_naming_no_paper_asks_for_several_by_a_word_for_papers_or_a_p
     "Does the method lose data efficiency compared with actor-critic methods?",
     "哪篇论文研究多模态大模型能否分辨视频是正着放还是倒着放的？",
     "那篇让人形机器人模仿功夫和舞蹈的论文，策略训练用的是什么结构？",
+    # 有篇 ("there is a paper"), 某篇 ("some paper"): the measure word counts one, as 一篇 does
+    "有篇论文把联想记忆网络推广到四元数上，训练时怎么保持权重的结构？",
+    "记得某篇强化学习论文把轨迹倒过来做数据增强，它用什么来判断转移是否可逆？",
 ])
 def test_a_question_describing_one_paper_does_not_ask_for_several(question):
     assert not asks_for_several(question, names_paper=False)

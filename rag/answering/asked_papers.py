@@ -55,12 +55,13 @@ ASKS_OF_EACH = re.compile(r"\b(?:each|both|respectively)\b|分别|各自", re.I)
 _ASKS_FOR_PAPERS = re.compile(r"\b(?:papers|articles)\b|\b(?:which|these|those|both|two|three|several|other)\s+"
                               r"(?:works|studies)\b|(?<!这)(?<!那)(?<!该)(?<!此)(?<!本)(?<![A-Za-z0-9)\]])"
                               r"(?<![A-Za-z0-9)\]] )论文", re.I)
-# "这篇论文" ("this paper"), "哪篇论文" ("which paper"): one paper. In a question naming no paper, so is
+# "这篇论文" ("this paper"), "哪篇论文" ("which paper"), "有篇论文" ("there is a paper"), "某篇论文"
+# ("some paper"): one paper (篇 counts one unless a number or 几 precedes it). In a question naming no paper, so is
 # "那篇让人形机器人模仿功夫的论文" ("that paper making a humanoid imitate kung fu"), however long the
 # description between the counted 篇 and 论文 (within one clause); with a paper named, such a paper is
 # another one ("ε-DPO 和那篇把奖励拆开的论文", "ε-DPO and that paper splitting the reward").
-_ONE_PAPER_ZH = re.compile(r"[这那该此本哪一]篇论文")
-_ONE_DESCRIBED_PAPER_ZH = re.compile(r"[这那该此本哪一]篇[^，。？！；,.?!;]*?论文")
+_ONE_PAPER_ZH = re.compile(r"[这那该此本哪一有某]篇论文")
+_ONE_DESCRIBED_PAPER_ZH = re.compile(r"[这那该此本哪一有某]篇[^，。？！；,.?!;]*?论文")
 _POINTS_AT_PAPERS = re.compile(r"\b(?:two|three|both|these|those)\s+(?:[\w-]+\s+){0,2}?(?:papers|articles|works|studies)\b"
                                r"|[这那]?[两三二]篇(?:[^，。？！；,.?!;]*?(?:论文|工作|文章|研究))?", re.I)
 
