@@ -300,6 +300,8 @@ def test_a_question_naming_no_paper_asks_for_several_by_a_word_for_papers_or_a_p
     # 有篇 ("there is a paper"), 某篇 ("some paper"): the measure word counts one, as 一篇 does
     "有篇论文把联想记忆网络推广到四元数上，训练时怎么保持权重的结构？",
     "记得某篇强化学习论文把轨迹倒过来做数据增强，它用什么来判断转移是否可逆？",
+    # 哪些 after a described paper asks for its things ("which benchmarks"), as after a named one
+    "有篇机器人论文把轨迹倒过来做数据增强，它是在哪些基准上做实验的？",
 ])
 def test_a_question_describing_one_paper_does_not_ask_for_several(question):
     assert not asks_for_several(question, names_paper=False)

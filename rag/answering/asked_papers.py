@@ -81,7 +81,10 @@ def asks_for_several(question: str, *, names_paper: bool) -> bool:
     """Whether the question asks for several papers ("Which papers ...?", "哪些 ...?", "Compare ..."),
     so that its answer may quote each paper nearly as good as the best, not one paper."""
     text = (_ONE_PAPER_ZH if names_paper else _ONE_DESCRIBED_PAPER_ZH).sub(" ", question)
-    return bool(_ASKS_FOR_PAPERS.search(text) or not names_paper and _ASKS_FOR_SEVERAL.search(text))
+    # A question describing one paper ("有篇论文……，它在哪些基准上做实验？") asks for that paper's things, as
+    # one naming it does: only a word for papers asks for others.
+    one = names_paper or text != question
+    return bool(_ASKS_FOR_PAPERS.search(text) or not one and _ASKS_FOR_SEVERAL.search(text))
 
 
 def asked_papers(question: str, hits: list[Hit], terms: list[str], *, named: dict[str, list[str]],
