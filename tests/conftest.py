@@ -24,8 +24,8 @@ hypothesis_settings.register_profile("ci", derandomize=True)
 hypothesis_settings.register_profile("explore", derandomize=False)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-# The eval gate (tests/test_eval_cli.py, every question of the set: about 8 of the suite's 22 CPU minutes) runs
-# first: `make test` gives each of two workers whole files, and the longest file started late leaves the other
+# The eval gate (tests/test_eval_cli.py: about 8 of the suite's 22 CPU minutes over every question of the set
+# in session 44; since session 45 a fixed sample, still the longest file) runs first: `make test` gives each of two workers whole files, and the longest file started late leaves the other
 # worker idle at the end (a fresh-clone run: 12 min 23 s -> 12 min 12 s).
 _LONGEST_FIRST = "test_eval_cli.py"
 

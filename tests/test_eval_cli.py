@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from conftest import small_question_set as _small_set
 from rag.cli import app
-from rag.evals.dataset import Dataset, load_dataset
+from rag.evals.dataset import Dataset, load_dataset, select_split
 from rag.evals.gate import DEFAULT_TOLERANCE, compare, load_baseline
 from rag.evals.runner import run, select_cases
 
@@ -29,8 +29,8 @@ GATE_DEV_SAMPLE = 1300
 def gate_questions() -> Dataset:
     """Every test question and GATE_DEV_SAMPLE dev questions, in file order."""
     questions = load_dataset(QUESTIONS)
-    dev = select_cases([c for c in questions.cases if c.split == "dev"], limit=GATE_DEV_SAMPLE)
-    chosen = {c.id for c in dev} | {c.id for c in questions.cases if c.split == "test"}
+    dev = select_cases(select_split(questions, "dev").cases, limit=GATE_DEV_SAMPLE)
+    chosen = {c.id for c in dev} | {c.id for c in select_split(questions, "test").cases}
     return replace(questions, cases=[c for c in questions.cases if c.id in chosen])
 
 
