@@ -190,3 +190,16 @@ def test_a_refusal_about_papers_each_named_once_names_them_by_their_labels():
     assert not_stated(hits, {"a", "b"}, named) == "The RoTO and TR-DRL abstracts do not state it."
     # a name two papers share still says what the question wrote
     assert not_stated(hits, {"a", "b"}, {"G1": ["a", "b"]}) == "No abstract that mentions G1 states it."
+
+
+def test_a_training_setting_asked_for_is_stated_only_by_a_sentence_naming_it(seed_settings):
+    from rag.answering.asked import states_what_is_asked
+
+    stated = states_what_is_asked("What batch size and learning rate did RoboRefer use?", {"RoboRefer": ["r"]})
+    assert stated("We train with a batch size of 256 and a learning rate of 1e-5.")
+    assert not stated("RoboRefer improves success by 17.4% over Gemini-2.5-Pro.")
+    assert not stated("We use a learning rate of 1e-5.")  # (the batch size is asked too)
+    # (before: answered by RoboRefer's sentences stating other numbers)
+    ans = rag.answer("What batch size and learning rate did RoboRefer use for its reinforcement fine-tuning?",
+                     settings=seed_settings)
+    assert ans.refused, ans.text

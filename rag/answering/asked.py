@@ -94,11 +94,37 @@ def asks_authors(question: str) -> bool:
     return bool(_ASKS_AUTHORS.search(question))
 
 
+# Training settings a question may ask for ("What learning rate and batch size did X use?", "种群规模多大？"),
+# each by its English words and its Chinese ones. An abstract seldom reports them: a sentence states one only
+# by naming it, and a number elsewhere in it ("a 17% relative increase") is another quantity.
+_SETTINGS = {r"learning[- ]rates?": "学习率", r"batch[- ]sizes?": "批大小|批量大小|批次大小", r"weight[- ]decay": "权重衰减",
+             r"dropout": "dropout", r"warm-?up": "预热|warm-?up", r"population[- ]sizes?": "种群规模|种群大小"}
+_ASKS_SETTING = [(re.compile(en, re.I), re.compile(
+    rf"\b(?:what|which|how (?:many|large|big|long))\s+(?:[\w-]+\s+){{0,2}}?(?:{en})"
+    rf"|(?:多少|多大|什么|哪个|几)[^，。？?,]{{0,6}}?(?:{zh})|(?:{zh})[^，。？?,]{{0,6}}?(?:多少|多大|是什么|是多少|几)", re.I))
+    for en, zh in _SETTINGS.items()]
+
+
+def _names_settings(question: str) -> Callable[[str], bool] | None:
+    """For a question asking for training settings, a check that a text names each one; None otherwise."""
+    asked = [words for words, asks in _ASKS_SETTING if asks.search(question)]
+    return (lambda text: all(words.search(text) for words in asked)) if asked else None
+
+
 def states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> Callable[[str], bool] | None:
     """What a sentence must state to answer the question, when its form says: a number for "how many",
     and, for "which model / dataset / benchmark ..." about a paper the question names, a name the
     question does not already give (a question naming no paper may be answered by several papers'
-    sentences, where the rule would favour any sentence with a name in it)."""
+    sentences, where the rule would favour any sentence with a name in it); a training setting asked
+    for, by its name."""
+    setting = _names_settings(question)
+    if setting is not None:
+        stated = _states_what_is_asked(question, named)
+        return setting if stated is None else (lambda text: setting(text) and stated(text))
+    return _states_what_is_asked(question, named)
+
+
+def _states_what_is_asked(question: str, named: dict[str, list[str]] | None) -> Callable[[str], bool] | None:
     if asks_quantity(question):
         return states_quantity(question)
     if not named:
