@@ -192,6 +192,28 @@ def test_a_refusal_about_papers_each_named_once_names_them_by_their_labels():
     assert not_stated(hits, {"a", "b"}, {"G1": ["a", "b"]}) == "No abstract that mentions G1 states it."
 
 
+def test_clauses_opening_with_one_and_another_describe_papers_side_by_side():
+    from rag.answering.named import one_and_another
+
+    assert one_and_another("Two abstracts: one steers brain activity with stimulation, the other estimates "
+                           "Jacobians. What do they use?") == ["one steers brain activity with stimulation",
+                                                               "the other estimates Jacobians"]
+    assert one_and_another("one modifies the KL penalty and another reweights samples") == [
+        "one modifies the KL penalty", "another reweights samples"]
+    assert len(one_and_another("有两篇：一篇做早退，另一篇做剪枝。")) == 2
+    # "one ... the other" inside a clause describes one paper's topic, not two papers
+    assert one_and_another("robot tasks where one undoes the other: which RL method reverses them?") == []
+    assert one_and_another("Is one of them better than the other?") == []
+
+
+def test_papers_described_one_and_another_are_each_answered_from(seed_settings):
+    # (before: only the value-based paper, the best for the question as a whole)
+    ans = rag.answer("One paper brings continuous-control RL to spiking neural networks, the other does value-based "
+                     "continuous control without an actor. What does each propose?", settings=seed_settings)
+    assert {c.label for c in ans.citations} == {"Proxy target framework",
+                                                "Value-based framework for continuous control"}, ans.text
+
+
 def test_a_training_setting_asked_for_is_stated_only_by_a_sentence_naming_it(seed_settings):
     from rag.answering.asked import states_what_is_asked
 

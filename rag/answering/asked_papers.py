@@ -12,8 +12,8 @@ from typing import Mapping
 
 from rag.answering.framing import COMPARISON_TERMS, QUESTION_WORDS
 from rag.answering.named import (Similarity, as_spelled, described_in_chinese, described_other, described_papers,
-                                 doc_ids, listed_after_name, named_by_label, named_by_label_zh, paper_names, papers_named,
-                                 quoted_labels, texts_of, without_examples)
+                                 doc_ids, listed_after_name, named_by_label, named_by_label_zh, one_and_another,
+                                 paper_names, papers_named, quoted_labels, texts_of, without_examples)
 from rag.config import OfflineSettings
 from rag.index.translate import is_chinese
 from rag.types import Hit
@@ -64,7 +64,6 @@ _ONE_PAPER_ZH = re.compile(r"[这那该此本哪一有某]篇论文")
 _ONE_DESCRIBED_PAPER_ZH = re.compile(r"[这那该此本哪一有某]篇[^，。？！；,.?!;]*?论文")
 _POINTS_AT_PAPERS = re.compile(r"\b(?:two|three|both|these|those)\s+(?:[\w-]+\s+){0,2}?(?:papers|articles|works|studies)\b"
                                r"|[这那]?[两三二]篇(?:[^，。？！；,.?!;]*?(?:论文|工作|文章|研究))?", re.I)
-
 
 @dataclass(frozen=True)
 class AskedPapers:
@@ -160,10 +159,11 @@ def asked_papers(question: str, hits: list[Hit], terms: list[str], *, named: dic
         if len(papers_named(guessed)) >= 2 and doc_ids(named) <= doc_ids(guessed):
             named, described, from_descriptions = guessed, False, True
     elif by_paper and not crosslingual and not one_of and similarity is not None \
-            and _DESCRIBED_SIDE_BY_SIDE.search(question):
-        # "What benchmarks were released by the tactile-RL paper and by the arrow-of-time video LMM paper?":
-        # papers described side by side are each asked the question, as papers named side by side are (a
-        # name inside a description, "LMM", is a word of it, not the paper asked about).
+            and (_DESCRIBED_SIDE_BY_SIDE.search(question) or one_and_another(question)):
+        # "What benchmarks were released by the tactile-RL paper and by the arrow-of-time video LMM paper?",
+        # "One paper makes X ..., another does Y. What ...?": papers described side by side are each asked the
+        # question, as papers named side by side are (a name inside a description, "LMM", is a word of it, not
+        # the paper asked about).
         guessed = described_papers(question, hits, similarity)
         if len(papers_named(guessed)) >= 2 and doc_ids(named) <= doc_ids(guessed):
             named, described, from_descriptions = guessed, False, True
@@ -180,5 +180,8 @@ def asked_papers(question: str, hits: list[Hit], terms: list[str], *, named: dic
     for description in described_zh:  # (a paper described is one of them, not a request for papers)
         pointed = re.sub(re.escape(description) + "(?:论文|工作|文章|研究)?", " ", pointed)
     # (In one paper's part of a Chinese question, 论文 left where the other paper was described is that paper.)
-    many = asks_for_several(pointed, names_paper=bool(wanted)) and not (one_of and crosslingual)
+    # (Nor does a question that describes each of its papers: "Among the alignment papers, one modifies X and
+    # another argues Y. What does each change?" asks about those two.)
+    many = (asks_for_several(pointed, names_paper=bool(wanted)) and not (one_of and crosslingual)
+            and not from_descriptions)
     return AskedPapers(named, wanted, described, from_descriptions, many)

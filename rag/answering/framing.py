@@ -72,9 +72,10 @@ QUESTION_WORDS = set(tokenize(
     # "What difficulty is each responding to?": framing like "problem" and "address"; an abstract
     # states its difficulty in its own words ("the existing methods typically assume ...").
     "difficulty difficulties obstacle obstacles respond responds responding "
-    # "What exactly does X make adaptive?", "How was it actually tested?": an intensifier asks for precision,
-    # not about a topic (abstracts write "specifically" to lead into a detail, whatever the detail).
-    "actually exactly really precisely specifically "
+    # "What exactly does X make adaptive?", "How was it actually tested?", "What concretely does each change?":
+    # an intensifier asks for precision, not about a topic (abstracts write "specifically" to lead into a
+    # detail, whatever the detail).
+    "actually exactly really precisely specifically concretely "
     # "And separately, how much ...?", "... respectively?": how the question is laid out, not its topic.
     "separately respectively "
     # Function words Lucene's short stopword list keeps; rare in abstracts, they would weigh most.

@@ -332,6 +332,23 @@ def texts_of(hits: list[Hit], passages: dict[int, list[tuple[str, str]]] | None)
     return out
 
 
+# "One paper makes spiking nets work in continuous control, another drops the actor ...", "one manipulates
+# neural populations ..., the other steers a trained network", "一篇……；另一篇……": papers described side by
+# side, each by a clause opening with "one" / "another" / "the other" (一篇 / 另一篇).
+_ONE_CLAUSE = re.compile(r"(?:^|(?<=[:;,.—–])|(?<=\sand)|(?<=\swhile)|(?<=\swhereas))\s*(?:and\s+|while\s+|whereas\s+)?"
+                         r"(?:one|another|the\s+other)"
+                         r"(?:\s+(?:paper|work|study|abstract|one|of them))?\s+[^,;?.—–]+?"
+                         r"(?=[,;?.—–]|$|\s+(?:and|while|whereas)\s+(?:one|another|the\s+other)\b)"
+                         r"|(?:^|(?<=[：:；;，,。]))\s*(?:有|还有|而)?(?:一篇|另一篇|另外一篇)[^，,；;。？?：:]+", re.I)
+
+
+def one_and_another(question: str) -> list[str]:
+    """The clauses describing papers side by side ("one ..., another ..."), two or more, or []."""
+    clauses = [m.group().strip() for m in _ONE_CLAUSE.finditer(question)]
+    opening = [c for c in clauses if re.match(r"(?:(?:and|while|whereas)\s+)?one\b|(?:有|还有|而)?一篇", c, re.I)]
+    return clauses if len(clauses) >= 2 and opening else []
+
+
 # "the tactile-sensing manipulation RL paper", "the work on time reversal": a paper described by a few words.
 _PAPER_DESCRIBED = re.compile(r"\bthe\s+(?:(?:(?!(?:and|the|on|about|that|which)\b)[\w/'‘’\"“”-]+\s+){1,6}?(?:paper|work|study)\b|(?:paper|work|study)\s+"
                               r"(?:that|which|on|about|proposing|introducing|using)\s+[^:;?.,—–]+?(?=\s+and\s+the\b|[:;?.,—–]|\s-{1,3}\s|$))",
@@ -356,7 +373,7 @@ _DESCRIBED_ZH = re.compile(r"那篇[^，。？?：:；;]{2,40}?的?(?:论文|工
 
 def described_in_chinese(named: dict[str, list[str]]) -> dict[str, list[str]]:
     """The entries of `named` that are papers a Chinese question describes ("那篇把奖励拆成两部分的论文")."""
-    return {k: docs for k, docs in named.items() if _DESCRIBED_ZH.fullmatch(k)}
+    return {k: docs for k, docs in named.items() if _DESCRIBED_ZH.fullmatch(k) or _ONE_CLAUSE.fullmatch(k)}
 
 
 def described_papers(question: str, hits: list[Hit], similarity: Similarity) -> dict[str, list[str]]:
@@ -364,7 +381,8 @@ def described_papers(question: str, hits: list[Hit], similarity: Similarity) -> 
     the retrieved abstract closest in meaning to its description, a different one for each."""
     # (in Chinese: "多模态安全对齐那篇和搞 reward model 泛化那篇", "the multimodal safety alignment one and the
     # one on reward model generalisation")
-    described = [m.group().strip() for m in (_DESCRIBED_ZH if mostly_cjk(question) else _PAPER_DESCRIBED).finditer(question)]
+    described = one_and_another(question) or [
+        m.group().strip() for m in (_DESCRIBED_ZH if mostly_cjk(question) else _PAPER_DESCRIBED).finditer(question)]
     if len(described) < 2 or len(hits) < len(described):
         return {}
     out: dict[str, list[str]] = {}
