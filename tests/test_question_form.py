@@ -214,6 +214,22 @@ def test_papers_described_one_and_another_are_each_answered_from(seed_settings):
                                                 "Value-based framework for continuous control"}, ans.text
 
 
+def test_a_number_of_papers_the_question_gives_is_how_many_its_answer_quotes(seed_settings):
+    from rag.answering.asked_papers import papers_counted
+
+    assert [papers_counted(q) for q in ["Two papers here ...", "Which two works ...?", "A couple of the abstracts",
+                                        "哪两篇论文", "Which papers ...?", "What two objectives does each balance?",
+                                        "two papers ... three papers"]] == [2, 2, 2, 2, None, None, None]
+    # (before: a third and a fourth paper beside the two described, and two more beside the two asked for)
+    for question, labels in [
+        ("Two papers in the collection bring optimal control to learning: the HJB one and the trust-region one. "
+         "What does each propose?", {"Model-free approach targeting the HJB equation", "Trust region based strategy"}),
+        ("两篇论文分别研究：一篇用多臂老虎机调整早退阈值，另一篇给推理模型定义效率差距指标。它们各自叫什么？", {"UAT", "REO-RL"}),
+    ]:
+        ans = rag.answer(question, settings=seed_settings)
+        assert {c.label for c in ans.citations} == labels, ans.text
+
+
 def test_a_training_setting_asked_for_is_stated_only_by_a_sentence_naming_it(seed_settings):
     from rag.answering.asked import states_what_is_asked
 

@@ -65,6 +65,20 @@ _ONE_DESCRIBED_PAPER_ZH = re.compile(r"[这那该此本哪一有某]篇[^，。�
 _POINTS_AT_PAPERS = re.compile(r"\b(?:two|three|both|these|those)\s+(?:[\w-]+\s+){0,2}?(?:papers|articles|works|studies)\b"
                                r"|[这那]?[两三二]篇(?:[^，。？！；,.?!;]*?(?:论文|工作|文章|研究))?", re.I)
 
+# "Two papers here ...", "Which two works ...?", "a couple of the abstracts", "哪两篇论文": the asker says how
+# many papers answer.
+_COUNTS_PAPERS = re.compile(r"\b(two|three|four|a\s+couple\s+of|a\s+pair\s+of)\s+(?:of\s+(?:the|these|those)\s+)?"
+                            r"(?:[\w-]+\s+){0,3}?(?:papers|works|studies|abstracts|articles)\b|([两二三四])篇", re.I)
+_COUNT = {"two": 2, "three": 3, "four": 4, "a couple of": 2, "a pair of": 2, "两": 2, "二": 2, "三": 3, "四": 4}
+
+
+def papers_counted(question: str) -> int | None:
+    """How many papers the question says answer it ("Two papers ...", "哪两篇 ...") or None: it says no
+    number, or two different ones."""
+    counts = {_COUNT[" ".join((m.group(1) or m.group(2)).lower().split())] for m in _COUNTS_PAPERS.finditer(question)}
+    return counts.pop() if len(counts) == 1 else None
+
+
 @dataclass(frozen=True)
 class AskedPapers:
     """The papers a question asks about, as `asked_papers` settles them."""

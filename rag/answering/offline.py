@@ -20,7 +20,7 @@ import numpy as np
 
 from rag.answering.asked import (TERM_ACRONYM as _TERM_ACRONYM, asked_detail, asked_kind_terms, asks_authors,
                                  asks_for_name, names_asked_kind, reports_test, states_what_is_asked)
-from rag.answering.asked_papers import AND_AGAIN, ASKS_OF_EACH, ASKS_WHICH_PAPER, asked_papers
+from rag.answering.asked_papers import AND_AGAIN, ASKS_OF_EACH, ASKS_WHICH_PAPER, asked_papers, papers_counted
 from rag.answering.candidates import ASKS_WHERE, Candidate, candidates, idf, in_source_order
 from rag.answering.closeness import close_first_abstract, closest_papers, off_corpus, stands_out, with_closer_paper
 from rag.answering.details import raise_stating_sentences
@@ -38,7 +38,7 @@ from rag.answering.quoting import (cited, denial, denies, passages_shown, render
                                    with_each_paper, with_followers, with_next_best, with_proposal,
                                    with_writing)
 from rag.answering.refusal import REFUSAL
-from rag.answering.scoring import choose, meaning_of, score, score_glosses, together
+from rag.answering.scoring import choose, from_first_papers, meaning_of, score, score_glosses, together
 from rag.answering.wording import join_compounds, near_words, question_phrases
 from rag.config import OfflineSettings
 from rag.index.lexical import CJK, tokenize
@@ -103,7 +103,10 @@ def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
             results.append(_compose_one(part, hits, **_part_options(part, options, question[:question.find(part)], hits)))
         answered = [r for r in results if not r.refused]
         if answered:
-            return _together_answered(answered, hits, options.get("passages"))
+            # (a number of papers the question gives counts those of the whole answer: "哪两篇论文……？它们分别……？")
+            named_here = {i for i, h in enumerate(hits) if h.doc_id in doc_ids(options.get("named") or {})}
+            return _together_answered(answered, hits, options.get("passages"), papers=papers_counted(question),
+                                      first=named_here)
     return _compose_one(question, hits, **options)
 
 
@@ -345,6 +348,10 @@ def _compose_one(
     if crosslingual and not many:
         pool = stating_quoted_term(pool, question)
     chosen = choose(pool, q_terms=focus, weights=weights, many=many, t=t)
+    if many and (count := papers_counted(question)):
+        # "Two papers here ...: what does each do?": the asker says how many papers answer, so a further
+        # paper quoted beside the best ones (and beside those the question names) is one not asked about.
+        chosen = from_first_papers(chosen, count, first={i for i, h in enumerate(hits) if h.doc_id in wanted})
     if comparing and not focus:  # "Compare X and Y": each named paper's best sentence, whatever the others score
         best: dict[int, Candidate] = {}
         for c in pool:
@@ -500,13 +507,17 @@ def _side_by_side(question: str, papers: list[list[str]]) -> bool:
 
 
 def _together_answered(results: list[OfflineResult], hits: list[Hit],
-                       passages: dict[int, list[tuple[str, str]]] | None) -> OfflineResult:
-    """One answer quoting what each answered part of a question quoted, each sentence once."""
+                       passages: dict[int, list[tuple[str, str]]] | None, *, papers: int | None = None,
+                       first: set[int] | frozenset[int] = frozenset()) -> OfflineResult:
+    """One answer quoting what each answered part of a question quoted, each sentence once; of at most
+    `papers` papers when given (those in `first`, then the best-ranked)."""
     seen: dict[tuple[int, str, int], Candidate] = {}
     for r in results:
         for c in r.quoted:
             seen.setdefault((c.hit_index, c.chunk_id, c.start), c)
     chosen = in_source_order(list(seen.values()))
+    if papers:
+        chosen = from_first_papers(chosen, papers, first=first)
     return OfflineResult(render(chosen, hits), cited(chosen), False, max(r.coverage for r in results),
                          passages_shown(chosen, passages), chosen)
 

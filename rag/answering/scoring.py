@@ -154,3 +154,15 @@ def choose(
         chosen.append(pick)
         covered |= {t for t in q_terms if matches(t, pick.terms)}
     return in_source_order(chosen)
+
+
+def from_first_papers(chosen: list[Candidate], papers: int, *, first: set[int] | frozenset[int] = frozenset()
+                      ) -> list[Candidate]:
+    """The chosen sentences of at most `papers` papers: those (hit indices) in `first`, then the best-ranked.
+
+    Retrieval ranks a paper by the whole question; a sentence's score (measured on dev: eval/README.md,
+    "Session 46") weighs its words, which a third paper may share as well as the two asked about.
+    """
+    ranked = sorted({c.hit_index for c in chosen}, key=lambda i: (i not in first, i))
+    kept = set(ranked[:papers])
+    return [c for c in chosen if c.hit_index in kept]
