@@ -104,9 +104,8 @@ def compose(question: str, hits: list[Hit], **options) -> OfflineResult:
         answered = [r for r in results if not r.refused]
         if answered:
             # (a number of papers the question gives counts those of the whole answer: "哪两篇论文……？它们分别……？")
-            named_here = {i for i, h in enumerate(hits) if h.doc_id in doc_ids(options.get("named") or {})}
             return _together_answered(answered, hits, options.get("passages"), papers=papers_counted(question),
-                                      first=named_here)
+                                      first=doc_ids(options.get("named") or {}))
     return _compose_one(question, hits, **options)
 
 
@@ -351,7 +350,7 @@ def _compose_one(
     if many and (count := papers_counted(question)):
         # "Two papers here ...: what does each do?": the asker says how many papers answer, so a further
         # paper quoted beside the best ones (and beside those the question names) is one not asked about.
-        chosen = from_first_papers(chosen, count, first={i for i, h in enumerate(hits) if h.doc_id in wanted})
+        chosen = from_first_papers(chosen, count, hits, first=wanted)
     if comparing and not focus:  # "Compare X and Y": each named paper's best sentence, whatever the others score
         best: dict[int, Candidate] = {}
         for c in pool:
@@ -508,16 +507,16 @@ def _side_by_side(question: str, papers: list[list[str]]) -> bool:
 
 def _together_answered(results: list[OfflineResult], hits: list[Hit],
                        passages: dict[int, list[tuple[str, str]]] | None, *, papers: int | None = None,
-                       first: set[int] | frozenset[int] = frozenset()) -> OfflineResult:
+                       first: set[str] | frozenset[str] = frozenset()) -> OfflineResult:
     """One answer quoting what each answered part of a question quoted, each sentence once; of at most
-    `papers` papers when given (those in `first`, then the best-ranked)."""
+    `papers` papers when given (those whose doc ids are in `first`, then the best-ranked)."""
     seen: dict[tuple[int, str, int], Candidate] = {}
     for r in results:
         for c in r.quoted:
             seen.setdefault((c.hit_index, c.chunk_id, c.start), c)
     chosen = in_source_order(list(seen.values()))
     if papers:
-        chosen = from_first_papers(chosen, papers, first=first)
+        chosen = from_first_papers(chosen, papers, hits, first=first)
     return OfflineResult(render(chosen, hits), cited(chosen), False, max(r.coverage for r in results),
                          passages_shown(chosen, passages), chosen)
 

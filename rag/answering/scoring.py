@@ -7,7 +7,7 @@ sentences state at once. The thresholds are `settings.offline` (rag.config.Offli
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable, Sequence, Set as AbstractSet
 
 import numpy as np
 
@@ -16,6 +16,7 @@ from rag.answering.quoting import INTRO
 from rag.answering.wording import has_phrase
 from rag.config import OfflineSettings
 from rag.index.lexical import tokenize
+from rag.types import Hit
 
 
 def score_glosses(pool: list[Candidate], meaning: np.ndarray, groups: list[set[str]], t: OfflineSettings, *,
@@ -156,13 +157,13 @@ def choose(
     return in_source_order(chosen)
 
 
-def from_first_papers(chosen: list[Candidate], papers: int, *, first: set[int] | frozenset[int] = frozenset()
-                      ) -> list[Candidate]:
-    """The chosen sentences of at most `papers` papers: those (hit indices) in `first`, then the best-ranked.
+def from_first_papers(chosen: list[Candidate], papers: int, hits: Sequence[Hit], *,
+                      first: AbstractSet[str] = frozenset()) -> list[Candidate]:
+    """The chosen sentences of at most `papers` papers: those whose doc ids are in `first`, then the best-ranked.
 
     Retrieval ranks a paper by the whole question; a sentence's score (measured on dev: eval/README.md,
     "Session 46") weighs its words, which a third paper may share as well as the two asked about.
     """
-    ranked = sorted({c.hit_index for c in chosen}, key=lambda i: (i not in first, i))
+    ranked = sorted({c.hit_index for c in chosen}, key=lambda i: (hits[i].doc_id not in first, i))
     kept = set(ranked[:papers])
     return [c for c in chosen if c.hit_index in kept]
